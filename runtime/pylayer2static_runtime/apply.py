@@ -1,0 +1,71 @@
+"""Entry points called by generated code: `apply`, `applier`, `register`.
+
+In dynamic mode a call is exactly the eager `cls.apply(...)`; while a static graph
+is being built (dy2static AST conversion, `paddle.enable_static()` programs,
+`paddle.jit.save`) it goes through the class's registered builder, or through
+the generic path (bind with forward's signature, same `PyLayerOp`) for classes
+without one (classes made inside functions, calls made before registration).
+"""
+import functools
+from typing import Any, Callable, Dict
+
+import paddle
+
+from .op import PyLayerOp
+
+_BUILDERS: Dict[type, Callable[..., Any]] = {}
+
+
+def _layer_class(layer: Any) -> type:
+    # Inside dy2static-converted code `convert_load` replaces a PyLayer class by
+    # `paddle.jit.dy2static.py_layer.StaticPyLayer(cls)`, which keeps the class as
+    # `.dyfunc_self` (paddle 3.3.1 and 2.6.2).
+    from paddle.jit.dy2static.py_layer import StaticPyLayer
+
+    if isinstance(layer, StaticPyLayer):
+        return layer.dyfunc_self
+    return layer
+
+
+def register(cls: type) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator: make the decorated function the static-graph builder of `cls`."""
+
+    def decorator(builder: Callable[..., Any]) -> Callable[..., Any]:
+        _BUILDERS[cls] = builder
+        return paddle.jit.not_to_static(builder)
+
+    return decorator
+
+
+def builder_of(cls: type) -> Callable[..., Any]:
+    """The registered builder of `cls`, or the generic one."""
+    builder = _BUILDERS.get(cls)
+    if builder is not None:
+        return builder
+
+    def generic(*args: Any, **kwargs: Any) -> Any:
+        return PyLayerOp(cls, args, kwargs).build(forward=cls.forward, backward=cls.backward)
+
+    return generic
+
+
+@paddle.jit.not_to_static
+def apply(layer: Any, *args: Any, **kwargs: Any) -> Any:
+    """`layer.apply(*args, **kwargs)`, built as a `pylayer` op when a static graph is being built."""
+    cls = _layer_class(layer)
+    if paddle.in_dynamic_mode():
+        return cls.apply(*args, **kwargs)
+    return builder_of(cls)(*args, **kwargs)
+
+
+def applier(layer: Any) -> Callable[..., Any]:
+    """A callable equivalent to `layer.apply` that routes through `apply`."""
+    cls = _layer_class(layer)
+
+    @paddle.jit.not_to_static
+    @functools.wraps(cls.apply)
+    def apply_layer(*args: Any, **kwargs: Any) -> Any:
+        return apply(cls, *args, **kwargs)
+
+    apply_layer.__qualname__ = f"{cls.__qualname__}.apply"
+    return apply_layer

@@ -1,0 +1,209 @@
+"""`PyLayerOp`: one PyLayer call built as one `pylayer` op in a static graph.
+
+The op's inputs are every tensor among the call's arguments (nested lists, tuples
+and dicts included); non-tensor arguments go to forward as they are. The forward
+sub-block runs the class's forward (converted with dy2static's `convert_to_static`,
+so tensor-dependent `if`/`while` become control-flow ops) with a `StaticContext`;
+the backward sub-block runs its backward on the output gradients. Outputs come back
+in the structure forward returned.
+"""
+import inspect
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import paddle
+from paddle.static.nn import static_pylayer
+
+from . import context, structure
+from .errors import PyLayerContractError, describe
+
+_SLOTS_NOTE = (
+    "a tensor, or a list/tuple holding tensors, is one gradient slot; "
+    "other values have no gradient"
+)
+
+
+class _Default:
+    """Sentinel type of `DEFAULT`."""
+
+    _instance: Optional["_Default"] = None
+
+    def __new__(cls) -> "_Default":
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "pylayer2static_runtime.DEFAULT"
+
+    def __reduce__(self) -> str:
+        return "DEFAULT"
+
+
+DEFAULT = _Default()
+"""Stands for "forward's own default for this parameter" in generated builders."""
+
+
+def _adapter() -> Any:
+    # paddle 3.3.1 / 2.6.2: `in_pir_mode()` is True while a PIR program is built.
+    if paddle.base.framework.in_pir_mode():
+        from .pir import PirAdapter
+
+        return PirAdapter()
+    from .legacy import LegacyAdapter
+
+    return LegacyAdapter()
+
+
+def forward_signature(cls: type) -> inspect.Signature:
+    """The signature of `cls.forward` without its context parameter."""
+    sig = inspect.signature(cls.forward)
+    params = list(sig.parameters.values())
+    if not params or params[0].kind not in (
+        inspect.Parameter.POSITIONAL_ONLY,
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+    ):
+        raise PyLayerContractError(cls, "forward must take the context as its first parameter")
+    return sig.replace(parameters=params[1:])
+
+
+def bind(cls: type, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tuple[Tuple[Any, ...], Dict[str, Any]]:
+    """Bind a call to forward's parameters; `DEFAULT` becomes forward's own default."""
+    sig = forward_signature(cls)
+    try:
+        bound = sig.bind(*args, **kwargs)
+    except TypeError as exc:
+        raise PyLayerContractError(cls, f"cannot call forward{sig}: {exc}") from None
+    for name, value in list(bound.arguments.items()):
+        if value is DEFAULT:
+            default = sig.parameters[name].default
+            if default is inspect.Parameter.empty:
+                raise PyLayerContractError(cls, f"forward parameter '{name}' has no default")
+            bound.arguments[name] = default
+    bound.apply_defaults()
+    return bound.args, bound.kwargs
+
+
+def _static_function(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`fn` converted by dy2static (read from paddle 3.3.1 and 2.6.2 program_translator.py)."""
+    from paddle.jit.dy2static.program_translator import convert_to_static, unwrap_decorators
+
+    _, fn = unwrap_decorators(fn)
+    try:
+        return convert_to_static(fn)
+    except (OSError, TypeError):  # no source to convert (e.g. built with exec): run as is
+        return fn
+
+
+def _has_tensor(value: Any, is_tensor: Callable[[Any], bool]) -> bool:
+    return any(is_tensor(leaf) for leaf in structure.flatten(value))
+
+
+class PyLayerOp:
+    """One `cls.apply(*args, **kwargs)` call, to be built as a `pylayer` op."""
+
+    def __init__(self, cls: type, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> None:
+        self.cls = cls
+        self.args, self.kwargs = bind(cls, tuple(args), dict(kwargs))
+
+    def build(self, forward: Callable[..., Any], backward: Callable[..., Any]) -> Any:
+        """Append the op to the program being built; return forward's outputs."""
+        adapter = _adapter()
+        is_tensor = adapter.is_tensor
+        ctx = context.StaticContext(is_tensor)
+        state = context.state_of(ctx)
+        static_forward = _static_function(forward)
+        static_backward = _static_function(backward)
+
+        call = (self.args, self.kwargs)
+        in_leaves = structure.flatten(call)
+        in_positions, inputs = structure.split(in_leaves, is_tensor)
+        in_slots = [s for s in list(self.args) + list(self.kwargs.values()) if _has_tensor(s, is_tensor)]
+        record: Dict[str, Any] = {}
+
+        def forward_fn(*tensors: Any) -> List[Any]:
+            leaves = list(in_leaves)
+            for pos, tensor in zip(in_positions, tensors):
+                leaves[pos] = tensor
+            args, kwargs = structure.pack_as(call, leaves)
+            out = static_forward(ctx, *args, **kwargs)
+            out_leaves = structure.flatten(out)
+            out_positions, out_tensors = structure.split(out_leaves, is_tensor)
+            slots = list(out) if isinstance(out, tuple) else [out]
+            record.update(
+                out=out,
+                leaves=out_leaves,
+                positions=out_positions,
+                tensors=out_tensors,
+                slots=[s for s in slots if _has_tensor(s, is_tensor)],
+            )
+            carried = context.carried_leaves(state)
+            record["carried"] = len(carried)
+            adapter.save(carried)
+            return out_tensors
+
+        def backward_fn(*grads: Any) -> List[Any]:
+            context.enter_backward(state, adapter.restore(record["carried"]))
+            slot_grads = self._slot_grads(list(grads), record, state, is_tensor)
+            result = static_backward(ctx, *slot_grads)
+            returned = result if isinstance(result, tuple) else (result,)
+            if len(returned) != len(in_slots):
+                raise PyLayerContractError(
+                    self.cls,
+                    f"backward returned {len(returned)} gradient(s), but forward has "
+                    f"{len(in_slots)} tensor input(s) ({_SLOTS_NOTE})",
+                )
+            flat: List[Any] = []
+            for slot, grad in zip(in_slots, returned):
+                flat.extend(self._input_grads(slot, grad, is_tensor))
+            return [adapter.prepare_grad(g) for g in flat]
+
+        result = static_pylayer(forward_fn, inputs, backward_fn)
+        adapter.finish()
+        if not record:
+            raise PyLayerContractError(self.cls, "forward was not run while building the op")
+        outs = adapter.outputs_as_list(result, len(record["tensors"]))
+        leaves = list(record["leaves"])
+        marked = state.non_differentiable
+        for pos, inner, outer in zip(record["positions"], record["tensors"], outs):
+            if any(inner is m for m in marked):
+                outer.stop_gradient = True
+            leaves[pos] = outer
+        return structure.pack_as(record["out"], leaves)
+
+    def _input_grads(self, slot: Any, grad: Any, is_tensor: Callable[[Any], bool]) -> List[Any]:
+        """The gradients of the tensors in one input slot, flattened."""
+        count = sum(1 for leaf in structure.flatten(slot) if is_tensor(leaf))
+        if grad is None:
+            return [None] * count
+        if is_tensor(slot):
+            if not is_tensor(grad):
+                raise PyLayerContractError(
+                    self.cls, f"backward returned {type(grad).__name__} for a tensor input; expected a tensor or None"
+                )
+            return [grad]
+        grads = [g for g in structure.flatten(grad) if g is None or is_tensor(g)]
+        if len(grads) != count:
+            raise PyLayerContractError(
+                self.cls,
+                f"backward returned {len(grads)} gradient(s) for an input holding {count} tensor(s)",
+            )
+        return grads
+
+    def _slot_grads(
+        self, grads: List[Any], record: Dict[str, Any], state: Any, is_tensor: Callable[[Any], bool]
+    ) -> List[Any]:
+        """Group the flat output gradients by forward output slot, as eager passes them."""
+        inner = record["tensors"]
+        if len(grads) != len(inner):
+            raise PyLayerContractError(
+                self.cls, f"got {len(grads)} output gradient(s) for {len(inner)} output tensor(s)"
+            )
+        fixed = []
+        for out, grad in zip(inner, grads):
+            if grad is None and state.materialize_grads:
+                grad = paddle.zeros_like(out)
+            fixed.append(grad)
+        by_id = {id(t): g for t, g in zip(inner, fixed)}
+        return [structure.map_leaves(lambda v: by_id.get(id(v), v) if is_tensor(v) else v, s)
+                if not is_tensor(s) else by_id[id(s)]
+                for s in record["slots"]]
