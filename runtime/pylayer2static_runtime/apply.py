@@ -11,6 +11,7 @@ from typing import Any, Callable, Dict
 
 import paddle
 
+from . import sot
 from .op import PyLayerOp
 
 _BUILDERS: Dict[type, Callable[..., Any]] = {}
@@ -49,6 +50,7 @@ def builder_of(cls: type) -> Callable[..., Any]:
     return generic
 
 
+@sot.break_graph
 @paddle.jit.not_to_static
 def apply(layer: Any, *args: Any, **kwargs: Any) -> Any:
     """`layer.apply(*args, **kwargs)`, built as a `pylayer` op when a static graph is being built."""
@@ -62,6 +64,7 @@ def applier(layer: Any) -> Callable[..., Any]:
     """A callable equivalent to `layer.apply` that routes through `apply`."""
     cls = _layer_class(layer)
 
+    @sot.break_graph
     @paddle.jit.not_to_static
     @functools.wraps(cls.apply)
     def apply_layer(*args: Any, **kwargs: Any) -> Any:
@@ -69,3 +72,6 @@ def applier(layer: Any) -> Callable[..., Any]:
 
     apply_layer.__qualname__ = f"{cls.__qualname__}.apply"
     return apply_layer
+
+
+sot.skip_runtime_files()

@@ -28,3 +28,4 @@ class Model(paddle.nn.Layer):
 
 
 INPUTS = [([2, 4], "float32", True)]
+STEPS = 10

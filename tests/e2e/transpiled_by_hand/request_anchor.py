@@ -28,6 +28,7 @@ class Model(paddle.nn.Layer):
 
 
 INPUTS = [([2, 4], "float32", True)]
+STEPS = 10
 
 
 # --- pylayer2static 0.1.0: static-graph builders (generated; edit the classes above) ---

@@ -1,0 +1,270 @@
+"""Run one e2e case (a small model using PyLayer) eagerly and in each static mode.
+
+A case is a Python file defining `Model` (a `paddle.nn.Layer`) and `INPUTS`, a list
+of `(shape, dtype, requires_grad)`; optional `STEPS` (SGD steps for the `train`
+mode, default 3) and `MODES` (the modes the case is meant for, default all).
+Every mode returns a `Result` that the tests compare with the original module
+run eagerly: forward outputs (tensor leaves), gradients of a fixed loss with
+respect to the inputs that require them and to the parameters, and how many
+`pylayer` ops the static program holds.
+"""
+import importlib.util
+import os
+import sys
+import tempfile
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence
+
+import numpy as np
+import paddle
+
+MODES = ("eager", "to_static", "sot", "static", "jit_save", "train")
+
+
+class Result(NamedTuple):
+    outputs: List[np.ndarray]
+    grads: Dict[str, Optional[np.ndarray]]
+    pylayer_ops: int = 0
+
+
+def load_module(path: str, name: str) -> Any:
+    """Import the Python file at `path` as module `name` (kept in sys.modules)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def case_modes(module: Any) -> Sequence[str]:
+    return getattr(module, "MODES", MODES)
+
+
+def input_arrays(module: Any, seed: int = 0) -> List[np.ndarray]:
+    rng = np.random.RandomState(seed)
+    return [rng.standard_normal(shape).astype(dtype) for shape, dtype, _ in module.INPUTS]
+
+
+def reference_state(module: Any) -> Dict[str, np.ndarray]:
+    """Parameters of a freshly built model of the original module (seeded)."""
+    paddle.seed(0)
+    return {k: v.numpy() for k, v in module.Model().state_dict().items()}
+
+
+def _leaves(obj: Any) -> List[Any]:
+    if isinstance(obj, (list, tuple)):
+        return [leaf for item in obj for leaf in _leaves(item)]
+    if isinstance(obj, dict):
+        return [leaf for key in obj for leaf in _leaves(obj[key])]
+    return [obj]
+
+
+def _tensor_leaves(obj: Any) -> List[Any]:
+    kinds = [paddle.Tensor, paddle.static.Variable]
+    if hasattr(paddle, "pir") and hasattr(paddle.pir, "Value"):
+        kinds.append(paddle.pir.Value)
+    return [leaf for leaf in _leaves(obj) if isinstance(leaf, tuple(kinds))]
+
+
+def _loss(outputs: Any) -> Any:
+    """A loss that weighs every floating output differently: sum_i (i+1) * mean(out_i)."""
+    total = None
+    for i, out in enumerate(_tensor_leaves(outputs)):
+        if not paddle.is_floating_point(out) or out.stop_gradient:
+            continue
+        term = paddle.mean(out) * float(i + 1)
+        total = term if total is None else total + term
+    return total
+
+
+def _model(module: Any, state: Dict[str, np.ndarray]) -> paddle.nn.Layer:
+    paddle.seed(0)
+    model = module.Model()
+    model.set_state_dict({k: paddle.to_tensor(v) for k, v in state.items()})
+    return model
+
+
+def _dynamic(module: Any, state: Dict[str, np.ndarray], wrap: Callable[[Any], Any]) -> Result:
+    model = _model(module, state)
+    fn = wrap(model)
+    inputs = []
+    for array, (_, _, needs_grad) in zip(input_arrays(module), module.INPUTS):
+        tensor = paddle.to_tensor(array)
+        tensor.stop_gradient = not needs_grad
+        inputs.append(tensor)
+    outputs = fn(*inputs)
+    loss = _loss(outputs)
+    if loss is not None:
+        loss.backward()
+    grads: Dict[str, Optional[np.ndarray]] = {}
+    for i, tensor in enumerate(inputs):
+        if not tensor.stop_gradient:
+            grads[f"x{i}"] = None if tensor.grad is None else tensor.grad.numpy()
+    for name, param in model.named_parameters():
+        grads[name] = None if param.grad is None else param.grad.numpy()
+    return Result([t.numpy() for t in _tensor_leaves(outputs)], grads)
+
+
+def count_pylayer_ops(program: Any) -> int:
+    """Number of pylayer ops in a PIR or legacy program (all blocks)."""
+    if not isinstance(program, paddle.pir.Program):  # legacy Program
+        return sum(1 for block in program.blocks for op in block.ops if op.type == "pylayer")
+    count = 0
+    stack = [program.global_block()]
+    while stack:
+        block = stack.pop()
+        for op in block.ops:
+            if op.name() == "pd_op.pylayer":
+                count += 1
+            for region in op.regions() if hasattr(op, "regions") else []:
+                stack.extend(region.blocks())
+    return count
+
+
+def run_eager(module: Any, state: Dict[str, np.ndarray]) -> Result:
+    return _dynamic(module, state, lambda model: model)
+
+
+def run_to_static(module: Any, state: Dict[str, np.ndarray]) -> Result:
+    holder: Dict[str, Any] = {}
+
+    def wrap(model: Any) -> Any:
+        holder["fn"] = paddle.jit.to_static(model, full_graph=True)
+        return holder["fn"]
+
+    result = _dynamic(module, state, wrap)
+    program = holder["fn"].forward.concrete_program.main_program
+    return result._replace(pylayer_ops=count_pylayer_ops(program))
+
+
+def run_sot(module: Any, state: Dict[str, np.ndarray]) -> Result:
+    """`paddle.jit.to_static` with the framework's default (bytecode/SOT) path."""
+    return _dynamic(module, state, lambda model: paddle.jit.to_static(model, full_graph=False))
+
+
+def run_static(module: Any, state: Dict[str, np.ndarray]) -> Result:
+    """A pure static program: `enable_static`, `program_guard`, `gradients`, `Executor`."""
+    paddle.enable_static()
+    try:
+        main, startup = paddle.static.Program(), paddle.static.Program()
+        with paddle.static.program_guard(main, startup):
+            xs = []
+            for i, (shape, dtype, needs_grad) in enumerate(module.INPUTS):
+                x = paddle.static.data(f"x{i}", shape, dtype)
+                x.stop_gradient = not needs_grad
+                xs.append(x)
+            paddle.seed(0)
+            model = module.Model()
+            outputs = _tensor_leaves(model(*xs))
+            loss = _loss(outputs)
+            wrt = [x for x in xs if not x.stop_gradient]
+            params = list(model.named_parameters())
+            grads = paddle.static.gradients([loss], wrt + [p for _, p in params]) if loss is not None else []
+        exe = paddle.static.Executor(paddle.CPUPlace())
+        exe.run(startup)
+        scope = paddle.static.global_scope()
+        for key, param in model.state_dict().items():
+            scope.find_var(param.name).get_tensor().set(state[key], paddle.CPUPlace())
+        feed = {f"x{i}": a for i, a in enumerate(input_arrays(module))}
+        fetch = outputs + [g for g in grads if g is not None]
+        values = exe.run(main, feed=feed, fetch_list=fetch)
+        out_values, grad_values = values[: len(outputs)], iter(values[len(outputs):])
+        names = [f"x{i}" for i, x in enumerate(xs) if not x.stop_gradient] + [n for n, _ in params]
+        grad_map = {n: (None if g is None else next(grad_values)) for n, g in zip(names, grads)}
+        for name in names[len(grads):]:
+            grad_map[name] = None
+        return Result(list(out_values), grad_map, count_pylayer_ops(main))
+    finally:
+        paddle.disable_static()
+
+
+def _input_spec(module: Any) -> List[Any]:
+    return [
+        paddle.static.InputSpec(shape=[-1] + list(shape[1:]), dtype=dtype, name=f"x{i}")
+        for i, (shape, dtype, _) in enumerate(module.INPUTS)
+    ]
+
+
+def _model_file(prefix: str) -> str:
+    for ext in (".json", ".pdmodel"):  # PIR (3.x) / legacy Program
+        if os.path.exists(prefix + ext):
+            return prefix + ext
+    raise FileNotFoundError(f"no model file written for {prefix}")
+
+
+def run_jit_save(module: Any, state: Dict[str, np.ndarray]) -> List[Result]:
+    """`paddle.jit.save`, then `paddle.jit.load` and a `paddle.inference` predictor."""
+    model = _model(module, state)
+    model.eval()
+    arrays = input_arrays(module)
+    with tempfile.TemporaryDirectory() as tmp:
+        prefix = os.path.join(tmp, "model")
+        paddle.jit.save(model, prefix, input_spec=_input_spec(module))
+        loaded = paddle.jit.load(prefix)
+        loaded.eval()
+        outs = loaded(*[paddle.to_tensor(a) for a in arrays])
+        from_load = Result([t.numpy() for t in _tensor_leaves(outs)], {})
+
+        config = paddle.inference.Config(_model_file(prefix), prefix + ".pdiparams")
+        config.disable_gpu()
+        predictor = paddle.inference.create_predictor(config)
+        for name, array in zip(predictor.get_input_names(), arrays):
+            predictor.get_input_handle(name).copy_from_cpu(array)
+        predictor.run()
+        from_predictor = Result(
+            [predictor.get_output_handle(n).copy_to_cpu() for n in predictor.get_output_names()], {}
+        )
+        program_ops = _saved_pylayer_ops(prefix)
+    return [from_load, from_predictor._replace(pylayer_ops=program_ops)]
+
+
+def _saved_pylayer_ops(prefix: str) -> int:
+    """pylayer ops in the exported inference program."""
+    paddle.enable_static()
+    try:
+        exe = paddle.static.Executor(paddle.CPUPlace())
+        program, _, _ = paddle.static.load_inference_model(prefix, exe)
+        return count_pylayer_ops(program)
+    finally:
+        paddle.disable_static()
+
+
+def train_losses(module: Any, state: Dict[str, np.ndarray], wrap: Callable[[Any], Any], steps: int) -> List[float]:
+    """SGD steps on seeded data; the losses, one per step."""
+    model = _model(module, state)
+    fn = wrap(model)
+    opt = paddle.optimizer.SGD(0.1, parameters=model.parameters())
+    losses = []
+    for step in range(steps):
+        inputs = [paddle.to_tensor(a) for a in input_arrays(module, seed=step + 1)]
+        loss = _loss(fn(*inputs))
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        losses.append(float(loss.numpy()))
+    return losses
+
+
+def static_train_losses(module: Any, state: Dict[str, np.ndarray], steps: int) -> List[float]:
+    """The same SGD steps as a pure static program with `optimizer.minimize`."""
+    paddle.enable_static()
+    try:
+        main, startup = paddle.static.Program(), paddle.static.Program()
+        with paddle.static.program_guard(main, startup):
+            xs = [paddle.static.data(f"x{i}", s, d) for i, (s, d, _) in enumerate(module.INPUTS)]
+            paddle.seed(0)
+            model = module.Model()
+            loss = _loss(model(*xs))
+            paddle.optimizer.SGD(0.1).minimize(loss)
+        exe = paddle.static.Executor(paddle.CPUPlace())
+        exe.run(startup)
+        scope = paddle.static.global_scope()
+        for key, param in model.state_dict().items():
+            scope.find_var(param.name).get_tensor().set(state[key], paddle.CPUPlace())
+        losses = []
+        for step in range(steps):
+            feed = {f"x{i}": a for i, a in enumerate(input_arrays(module, seed=step + 1))}
+            (value,) = exe.run(main, feed=feed, fetch_list=[loss])
+            losses.append(float(value))
+        return losses
+    finally:
+        paddle.disable_static()
