@@ -1,0 +1,36 @@
+/* array.h — typed growable arrays (after tree-sitter's lib/src/array.h). An Array(T) is a
+ * plain struct {contents, size, capacity}; zero-initialised is empty. The owner calls
+ * array_delete. Growth goes through p2s_realloc, so it never fails back to the caller. */
+#ifndef P2S_ARRAY_H
+#define P2S_ARRAY_H
+
+#include <stddef.h>
+#include "alloc.h"
+
+#define Array(T) struct { T *contents; size_t size; size_t capacity; }
+
+#define array_reserve(self, n) \
+    array__reserve((void **)&(self)->contents, &(self)->capacity, sizeof(*(self)->contents), (n))
+
+#define array_push(self, element)                                    \
+    (array_reserve((self), (self)->size + 1),                        \
+     (self)->contents[(self)->size++] = (element))
+
+#define array_back(self) (&(self)->contents[(self)->size - 1])
+
+#define array_delete(self)                                           \
+    (p2s_free((self)->contents), (self)->contents = NULL,            \
+     (self)->size = 0, (self)->capacity = 0)
+
+static inline void array__reserve(void **contents, size_t *capacity, size_t element_size, size_t n)
+{
+    if (n <= *capacity)
+        return;
+    size_t grown = *capacity ? *capacity * 2 : 8;
+    if (grown < n)
+        grown = n;
+    *contents = p2s_realloc(*contents, grown * element_size);
+    *capacity = grown;
+}
+
+#endif

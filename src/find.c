@@ -1,0 +1,766 @@
+/* find.c — scopes, bindings, PyLayer classes and `.apply` sites.
+ *
+ * One walk over the tree records every scope (module, class body, function, lambda) with the
+ * names it binds, every class, and every `X.apply` attribute. Resolution then follows Python's
+ * rules: a name is looked up in its own scope, then in enclosing scopes (class scopes are not
+ * visible from nested functions). Code that runs at once (module level, class bodies) sees the
+ * last binding before it; code that runs later (function bodies) needs every binding of the name
+ * in the resolving scope to agree, so a rebound or shadowed name is never mistaken for PyLayer. */
+#include "find.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "parse.h"
+#include "strbuf.h"
+
+#define FIND_ALIAS_DEPTH 8
+#define FIND_NO_SCOPE SIZE_MAX
+#define FIND_MARKER "# pylayer2static "
+
+typedef enum { SCOPE_MODULE, SCOPE_CLASS, SCOPE_FUNCTION } ScopeKind;
+typedef enum { BIND_MODULE, BIND_CLASS, BIND_ALIAS, BIND_OTHER } BindKind;
+
+typedef struct {
+    P2sSpan name;
+    size_t position;       /* the name is bound once execution passes this offset */
+    BindKind kind;
+    char *target;          /* BIND_MODULE: the qualified name it stands for */
+    size_t class_index;    /* BIND_CLASS */
+    TSNode value;          /* BIND_ALIAS: the expression it was assigned */
+} Binding;
+
+typedef struct {
+    ScopeKind kind;
+    TSNode owner;          /* module, class_definition, function_definition or lambda */
+    size_t parent;
+    size_t class_index;    /* SCOPE_CLASS */
+    Array(Binding) bindings;
+} Scope;
+
+typedef struct {
+    TSNode attribute;
+    size_t scope;
+} Candidate;
+
+typedef struct {
+    const P2sSource *src;
+    const P2sRules *rules;
+    P2sFindings *out;
+    Array(Scope) scopes;
+    Array(size_t) stack;           /* scopes being walked */
+    Array(size_t) class_scope;     /* class index -> its scope */
+    Array(size_t) class_outer;     /* class index -> the scope its name is bound in */
+    Array(Candidate) candidates;
+} Finder;
+
+typedef enum { MEANING_NONE, MEANING_QUAL, MEANING_CLASS } MeaningKind;
+
+typedef struct {
+    MeaningKind kind;
+    char *qual;            /* MEANING_QUAL, owned */
+    size_t class_index;    /* MEANING_CLASS */
+} Meaning;
+
+static bool find__text_is(const Finder *f, TSNode node, const char *text)
+{
+    size_t n = strlen(text);
+    uint32_t start = ts_node_start_byte(node), end = ts_node_end_byte(node);
+    return end - start == n && memcmp(f->src->bytes + start, text, n) == 0;
+}
+
+static bool find__type_is(TSNode node, const char *type)
+{
+    return strcmp(ts_node_type(node), type) == 0;
+}
+
+static bool find__span_eq(const Finder *f, P2sSpan a, P2sSpan b)
+{
+    return a.end - a.start == b.end - b.start &&
+           memcmp(f->src->bytes + a.start, f->src->bytes + b.start, a.end - a.start) == 0;
+}
+
+static size_t find__current_scope(const Finder *f)
+{
+    return f->stack.contents[f->stack.size - 1];
+}
+
+static size_t find__new_scope(Finder *f, ScopeKind kind, TSNode owner, size_t parent)
+{
+    Scope s = {0};
+    s.kind = kind;
+    s.owner = owner;
+    s.parent = parent;
+    s.class_index = SIZE_MAX;
+    array_push(&f->scopes, s);
+    return f->scopes.size - 1;
+}
+
+static void find__bind(Finder *f, size_t scope, TSNode name, size_t position, BindKind kind)
+{
+    Binding b = {0};
+    b.name = p2s_node_span(name);
+    b.position = position;
+    b.kind = kind;
+    b.class_index = SIZE_MAX;
+    array_push(&f->scopes.contents[scope].bindings, b);
+}
+
+static void find__bind_module(Finder *f, size_t scope, TSNode name, size_t position,
+                              const char *target, size_t target_len)
+{
+    find__bind(f, scope, name, position, BIND_MODULE);
+    Binding *b = array_back(&f->scopes.contents[scope].bindings);
+    b->target = p2s_strndup(target, target_len);
+}
+
+/* Every identifier a target pattern binds (a, (b, c), [d, *e]); attributes and subscripts bind
+ * nothing. */
+static void find__bind_pattern(Finder *f, size_t scope, TSNode pattern, size_t position)
+{
+    const char *type = ts_node_type(pattern);
+    if (strcmp(type, "identifier") == 0) {
+        find__bind(f, scope, pattern, position, BIND_OTHER);
+        return;
+    }
+    if (strcmp(type, "attribute") == 0 || strcmp(type, "subscript") == 0)
+        return;
+    uint32_t n = ts_node_named_child_count(pattern);
+    for (uint32_t i = 0; i < n; i++)
+        find__bind_pattern(f, scope, ts_node_named_child(pattern, i), position);
+}
+
+static void find__bind_import(Finder *f, TSNode stmt)
+{
+    size_t scope = find__current_scope(f);
+    size_t position = ts_node_end_byte(stmt);
+    const char *bytes = f->src->bytes;
+    bool from = find__type_is(stmt, "import_from_statement");
+    TSNode module = ts_node_child_by_field_name(stmt, "module_name", 11);
+    P2sStrbuf prefix;
+    p2s_strbuf_init(&prefix);
+    if (from) {
+        P2sSpan m = p2s_node_span(module);
+        p2s_strbuf_add(&prefix, bytes + m.start, m.end - m.start);
+        p2s_strbuf_addch(&prefix, '.');
+    }
+    uint32_t n = ts_node_named_child_count(stmt);
+    for (uint32_t i = 0; i < n; i++) {
+        TSNode item = ts_node_named_child(stmt, i);
+        if (from && ts_node_eq(item, module))
+            continue;
+        TSNode dotted = item, alias = {0};
+        if (find__type_is(item, "aliased_import")) {
+            dotted = ts_node_child_by_field_name(item, "name", 4);
+            alias = ts_node_child_by_field_name(item, "alias", 5);
+        } else if (!find__type_is(item, "dotted_name")) {
+            continue;  /* wildcard: binds names we cannot see */
+        }
+        P2sSpan d = p2s_node_span(dotted);
+        P2sStrbuf target;
+        p2s_strbuf_init(&target);
+        p2s_strbuf_add(&target, prefix.buf, prefix.len);
+        if (p2s_node_present(alias)) {
+            p2s_strbuf_add(&target, bytes + d.start, d.end - d.start);
+            find__bind_module(f, scope, alias, position, target.buf, target.len);
+        } else if (from) {
+            p2s_strbuf_add(&target, bytes + d.start, d.end - d.start);
+            find__bind_module(f, scope, dotted, position, target.buf, target.len);
+        } else {
+            /* `import a.b.c` binds `a` to the package a. */
+            TSNode head = ts_node_named_child(dotted, 0);
+            P2sSpan h = p2s_node_span(head);
+            find__bind_module(f, scope, head, position, bytes + h.start, h.end - h.start);
+        }
+        p2s_strbuf_release(&target);
+    }
+    p2s_strbuf_release(&prefix);
+}
+
+static void find__bind_assignment(Finder *f, TSNode assign)
+{
+    size_t scope = find__current_scope(f);
+    size_t position = ts_node_end_byte(assign);
+    TSNode left = ts_node_child_by_field_name(assign, "left", 4);
+    TSNode right = ts_node_child_by_field_name(assign, "right", 5);
+    if (!p2s_node_present(left))
+        return;
+    if (find__type_is(left, "identifier") && p2s_node_present(right) &&
+        (find__type_is(right, "identifier") || find__type_is(right, "attribute")) &&
+        find__type_is(assign, "assignment")) {
+        find__bind(f, scope, left, position, BIND_ALIAS);
+        array_back(&f->scopes.contents[scope].bindings)->value = right;
+        return;
+    }
+    find__bind_pattern(f, scope, left, position);
+}
+
+static void find__bind_parameters(Finder *f, size_t scope, TSNode params)
+{
+    uint32_t n = ts_node_named_child_count(params);
+    for (uint32_t i = 0; i < n; i++) {
+        TSNode p = ts_node_named_child(params, i);
+        TSNode name = ts_node_child_by_field_name(p, "name", 4);
+        if (p2s_node_present(name))
+            find__bind_pattern(f, scope, name, 0);
+        else
+            find__bind_pattern(f, scope, p, 0);
+    }
+}
+
+static void find__enter_class(Finder *f, TSNode node)
+{
+    size_t outer = find__current_scope(f);
+    P2sPyLayerClass cls = {0};
+    TSNode name = ts_node_child_by_field_name(node, "name", 4);
+    cls.node = node;
+    cls.name = p2s_node_span(name);
+    /* A builder can name the class from module scope only when it is a direct child of the
+     * module, or of the body of such a class. */
+    TSNode parent = ts_node_parent(node);
+    if (find__type_is(parent, "decorated_definition"))
+        parent = ts_node_parent(parent);
+    const Scope *os = &f->scopes.contents[outer];
+    if (os->kind == SCOPE_MODULE && find__type_is(parent, "module")) {
+        cls.qualname = p2s_strndup(f->src->bytes + cls.name.start, cls.name.end - cls.name.start);
+    } else if (os->kind == SCOPE_CLASS && find__type_is(parent, "block") &&
+               ts_node_eq(ts_node_parent(parent), os->owner) &&
+               f->out->classes.contents[os->class_index].qualname) {
+        P2sStrbuf q;
+        p2s_strbuf_init(&q);
+        p2s_strbuf_addf(&q, "%s.%.*s", f->out->classes.contents[os->class_index].qualname,
+                        (int)(cls.name.end - cls.name.start), f->src->bytes + cls.name.start);
+        cls.qualname = p2s_strbuf_detach(&q, NULL);
+    }
+    array_push(&f->out->classes, cls);
+    size_t index = f->out->classes.size - 1;
+    find__bind(f, outer, name, ts_node_end_byte(node), BIND_CLASS);
+    array_back(&f->scopes.contents[outer].bindings)->class_index = index;
+    size_t inner = find__new_scope(f, SCOPE_CLASS, node, outer);
+    f->scopes.contents[inner].class_index = index;
+    array_push(&f->class_scope, inner);
+    array_push(&f->class_outer, outer);
+}
+
+/* The scope a body block opens, if node is the body of a class or function being walked. */
+static size_t find__scope_of_body(const Finder *f, TSNode block)
+{
+    TSNode owner = ts_node_parent(block);
+    for (size_t i = f->scopes.size; i-- > 0;)
+        if (ts_node_eq(f->scopes.contents[i].owner, owner) && f->scopes.contents[i].kind != SCOPE_MODULE)
+            return i;
+    return FIND_NO_SCOPE;
+}
+
+static void find__enter(Finder *f, TSNode node)
+{
+    const char *type = ts_node_type(node);
+    if (strcmp(type, "import_statement") == 0 || strcmp(type, "import_from_statement") == 0) {
+        find__bind_import(f, node);
+    } else if (strcmp(type, "class_definition") == 0) {
+        find__enter_class(f, node);
+    } else if (strcmp(type, "function_definition") == 0) {
+        size_t outer = find__current_scope(f);
+        find__bind(f, outer, ts_node_child_by_field_name(node, "name", 4), ts_node_end_byte(node), BIND_OTHER);
+        size_t inner = find__new_scope(f, SCOPE_FUNCTION, node, outer);
+        find__bind_parameters(f, inner, ts_node_child_by_field_name(node, "parameters", 10));
+    } else if (strcmp(type, "lambda") == 0) {
+        size_t inner = find__new_scope(f, SCOPE_FUNCTION, node, find__current_scope(f));
+        TSNode params = ts_node_child_by_field_name(node, "parameters", 10);
+        if (p2s_node_present(params))
+            find__bind_parameters(f, inner, params);
+        array_push(&f->stack, inner);
+    } else if (strcmp(type, "block") == 0) {
+        TSNode owner = ts_node_parent(node);
+        if (find__type_is(owner, "class_definition") || find__type_is(owner, "function_definition")) {
+            size_t scope = find__scope_of_body(f, node);
+            if (scope != FIND_NO_SCOPE)
+                array_push(&f->stack, scope);
+        }
+    } else if (strcmp(type, "assignment") == 0 || strcmp(type, "augmented_assignment") == 0) {
+        find__bind_assignment(f, node);
+    } else if (strcmp(type, "for_statement") == 0) {
+        find__bind_pattern(f, find__current_scope(f), ts_node_child_by_field_name(node, "left", 4),
+                           ts_node_start_byte(node));
+    } else if (strcmp(type, "named_expression") == 0) {
+        find__bind(f, find__current_scope(f), ts_node_child_by_field_name(node, "name", 4),
+                   ts_node_end_byte(node), BIND_OTHER);
+    } else if (strcmp(type, "as_pattern") == 0) {
+        TSNode alias = ts_node_child_by_field_name(node, "alias", 5);
+        if (p2s_node_present(alias))
+            find__bind_pattern(f, find__current_scope(f), alias, ts_node_end_byte(node));
+    } else if (strcmp(type, "except_clause") == 0) {
+        TSNode alias = ts_node_child_by_field_name(node, "alias", 5);
+        if (p2s_node_present(alias))
+            find__bind_pattern(f, find__current_scope(f), alias, ts_node_start_byte(node));
+    } else if (strcmp(type, "global_statement") == 0 || strcmp(type, "nonlocal_statement") == 0) {
+        /* `global X` in a function makes X a module name there: X is not resolved there. */
+        uint32_t n = ts_node_named_child_count(node);
+        for (uint32_t i = 0; i < n; i++)
+            find__bind(f, find__current_scope(f), ts_node_named_child(node, i), 0, BIND_OTHER);
+    } else if (strcmp(type, "attribute") == 0) {
+        TSNode attr = ts_node_child_by_field_name(node, "attribute", 9);
+        if (p2s_node_present(attr) && find__text_is(f, attr, "apply")) {
+            Candidate c = {node, find__current_scope(f)};
+            array_push(&f->candidates, c);
+        }
+    }
+}
+
+static void find__leave(Finder *f, TSNode node)
+{
+    if (f->stack.size > 1) {
+        const Scope *top = &f->scopes.contents[find__current_scope(f)];
+        bool closes = find__type_is(node, "lambda") ? ts_node_eq(top->owner, node)
+                    : find__type_is(node, "block") && ts_node_eq(top->owner, ts_node_parent(node));
+        if (closes)
+            f->stack.size--;
+    }
+}
+
+static void find__walk(Finder *f, TSNode root)
+{
+    TSTreeCursor cursor = ts_tree_cursor_new(root);
+    find__enter(f, root);
+    for (;;) {
+        if (ts_tree_cursor_goto_first_child(&cursor)) {
+            find__enter(f, ts_tree_cursor_current_node(&cursor));
+            continue;
+        }
+        for (;;) {
+            find__leave(f, ts_tree_cursor_current_node(&cursor));
+            if (ts_tree_cursor_goto_next_sibling(&cursor)) {
+                find__enter(f, ts_tree_cursor_current_node(&cursor));
+                break;
+            }
+            if (!ts_tree_cursor_goto_parent(&cursor))
+                goto done;
+        }
+    }
+done:
+    ts_tree_cursor_delete(&cursor);
+}
+
+static void find__meaning_release(Meaning *m)
+{
+    p2s_free(m->qual);
+    m->qual = NULL;
+    m->kind = MEANING_NONE;
+}
+
+static Meaning find__resolve(const Finder *f, TSNode expr, size_t scope, size_t position, int depth);
+
+static bool find__meaning_is_pylayer_base(const Finder *f, const Meaning *m)
+{
+    if (m->kind == MEANING_QUAL)
+        return p2s_rules_is_pylayer_base(f->rules, m->qual, strlen(m->qual));
+    if (m->kind == MEANING_CLASS)
+        return f->out->classes.contents[m->class_index].is_pylayer;
+    return false;
+}
+
+static Meaning find__binding_meaning(const Finder *f, const Binding *b, size_t scope, int depth)
+{
+    Meaning m = {MEANING_NONE, NULL, 0};
+    switch (b->kind) {
+    case BIND_MODULE:
+        m.kind = MEANING_QUAL;
+        m.qual = p2s_strdup(b->target);
+        break;
+    case BIND_CLASS:
+        m.kind = MEANING_CLASS;
+        m.class_index = b->class_index;
+        break;
+    case BIND_ALIAS:
+        if (depth < FIND_ALIAS_DEPTH)
+            m = find__resolve(f, b->value, scope, ts_node_start_byte(b->value), depth + 1);
+        break;
+    case BIND_OTHER:
+        break;
+    }
+    return m;
+}
+
+static bool find__meanings_agree(const Finder *f, const Meaning *a, const Meaning *b)
+{
+    if (a->kind != b->kind)
+        return false;
+    if (a->kind == MEANING_CLASS)
+        return a->class_index == b->class_index;
+    if (a->kind == MEANING_QUAL)
+        return strcmp(a->qual, b->qual) == 0 ||
+               (find__meaning_is_pylayer_base(f, a) && find__meaning_is_pylayer_base(f, b));
+    return false;
+}
+
+/* Looks name up from scope at position (see the header comment for the rules). */
+static Meaning find__lookup(const Finder *f, P2sSpan name, size_t scope, size_t position, int depth)
+{
+    Meaning none = {MEANING_NONE, NULL, 0};
+    bool from_function = false;
+    for (size_t s = scope; s != FIND_NO_SCOPE; s = f->scopes.contents[s].parent) {
+        const Scope *sc = &f->scopes.contents[s];
+        if (sc->kind == SCOPE_CLASS && from_function)
+            continue;
+        bool every_binding = from_function || sc->kind == SCOPE_FUNCTION;
+        const Binding *last = NULL;
+        size_t count = 0;
+        Meaning agreed = none;
+        bool agree = true;
+        for (size_t i = 0; i < sc->bindings.size; i++) {
+            const Binding *b = &sc->bindings.contents[i];
+            if (!find__span_eq(f, b->name, name))
+                continue;
+            count++;
+            if (!every_binding) {
+                if (b->position <= position)
+                    last = b;
+                continue;
+            }
+            Meaning m = find__binding_meaning(f, b, s, depth);
+            if (count == 1) {
+                agreed = m;
+                continue;
+            }
+            if (!find__meanings_agree(f, &agreed, &m))
+                agree = false;
+            find__meaning_release(&m);
+        }
+        if (count > 0 && every_binding) {
+            if (!agree)
+                find__meaning_release(&agreed);
+            return agreed;
+        }
+        if (last)
+            return find__binding_meaning(f, last, s, depth);
+        /* Not bound here before this point: a class body then reads the enclosing scope; the
+         * module has nothing more to offer. */
+        if (count > 0 && sc->kind == SCOPE_MODULE)
+            return none;
+        if (sc->kind == SCOPE_FUNCTION)
+            from_function = true;
+    }
+    return none;
+}
+
+static Meaning find__resolve(const Finder *f, TSNode expr, size_t scope, size_t position, int depth)
+{
+    Meaning none = {MEANING_NONE, NULL, 0};
+    if (find__type_is(expr, "identifier"))
+        return find__lookup(f, p2s_node_span(expr), scope, position, depth);
+    if (!find__type_is(expr, "attribute"))
+        return none;
+    TSNode object = ts_node_child_by_field_name(expr, "object", 6);
+    TSNode attr = ts_node_child_by_field_name(expr, "attribute", 9);
+    Meaning m = find__resolve(f, object, scope, position, depth);
+    P2sSpan a = p2s_node_span(attr);
+    if (m.kind == MEANING_QUAL) {
+        P2sStrbuf q;
+        p2s_strbuf_init(&q);
+        p2s_strbuf_addf(&q, "%s.%.*s", m.qual, (int)(a.end - a.start), f->src->bytes + a.start);
+        find__meaning_release(&m);
+        m.kind = MEANING_QUAL;
+        m.qual = p2s_strbuf_detach(&q, NULL);
+        return m;
+    }
+    if (m.kind == MEANING_CLASS) {
+        /* Outer.Inner: a class bound in Outer's body. */
+        const Scope *body = &f->scopes.contents[f->class_scope.contents[m.class_index]];
+        Meaning inner = none;
+        for (size_t i = 0; i < body->bindings.size; i++) {
+            const Binding *b = &body->bindings.contents[i];
+            if (!find__span_eq(f, b->name, a))
+                continue;
+            find__meaning_release(&inner);
+            inner = find__binding_meaning(f, b, f->class_scope.contents[m.class_index], depth);
+        }
+        return inner;
+    }
+    return none;
+}
+
+/* Marks PyLayer classes until nothing changes: a base may be a PyLayer found on a later pass. */
+static void find__mark_pylayers(Finder *f)
+{
+    bool changed = true;
+    while (changed) {
+        changed = false;
+        for (size_t i = 0; i < f->out->classes.size; i++) {
+            P2sPyLayerClass *cls = &f->out->classes.contents[i];
+            if (cls->is_pylayer)
+                continue;
+            TSNode bases = ts_node_child_by_field_name(cls->node, "superclasses", 12);
+            if (!p2s_node_present(bases))
+                continue;
+            uint32_t n = ts_node_named_child_count(bases);
+            for (uint32_t k = 0; k < n && !cls->is_pylayer; k++) {
+                TSNode base = ts_node_named_child(bases, k);
+                Meaning m = find__resolve(f, base, f->class_outer.contents[i], ts_node_start_byte(cls->node), 0);
+                if (find__meaning_is_pylayer_base(f, &m) && !(m.kind == MEANING_CLASS && m.class_index == i)) {
+                    cls->is_pylayer = true;
+                    changed = true;
+                }
+                find__meaning_release(&m);
+            }
+        }
+    }
+}
+
+/* The function_definition `name` directly in the class body, or NULL node; *decorated_only_static
+ * tells whether its decorators are exactly `@staticmethod`. */
+static TSNode find__method(const Finder *f, TSNode cls, const char *name, bool *only_staticmethod)
+{
+    TSNode found = {0};
+    TSNode body = ts_node_child_by_field_name(cls, "body", 4);
+    uint32_t n = ts_node_named_child_count(body);
+    for (uint32_t i = 0; i < n; i++) {
+        TSNode stmt = ts_node_named_child(body, i);
+        TSNode def = stmt;
+        if (find__type_is(stmt, "decorated_definition"))
+            def = ts_node_child_by_field_name(stmt, "definition", 10);
+        if (!find__type_is(def, "function_definition") ||
+            !find__text_is(f, ts_node_child_by_field_name(def, "name", 4), name))
+            continue;
+        found = def;
+        uint32_t decorators = 0;
+        bool static_seen = false;
+        if (find__type_is(stmt, "decorated_definition")) {
+            uint32_t m = ts_node_named_child_count(stmt);
+            for (uint32_t k = 0; k < m; k++) {
+                TSNode dec = ts_node_named_child(stmt, k);
+                if (!find__type_is(dec, "decorator"))
+                    continue;
+                decorators++;
+                TSNode expr = ts_node_named_child(dec, 0);
+                if (find__text_is(f, expr, "staticmethod"))
+                    static_seen = true;
+            }
+        }
+        *only_staticmethod = decorators == 1 && static_seen;
+    }
+    return found;
+}
+
+/* forward/backward of a class, or of the first local PyLayer base that has them. */
+static TSNode find__inherited_method(const Finder *f, size_t index, const char *name, bool *plain, int depth)
+{
+    const P2sPyLayerClass *cls = &f->out->classes.contents[index];
+    TSNode own = find__method(f, cls->node, name, plain);
+    if (p2s_node_present(own) || depth >= FIND_ALIAS_DEPTH)
+        return own;
+    TSNode bases = ts_node_child_by_field_name(cls->node, "superclasses", 12);
+    uint32_t n = p2s_node_present(bases) ? ts_node_named_child_count(bases) : 0;
+    for (uint32_t k = 0; k < n; k++) {
+        Meaning m = find__resolve(f, ts_node_named_child(bases, k), f->class_outer.contents[index],
+                                  ts_node_start_byte(cls->node), 0);
+        TSNode got = {0};
+        if (m.kind == MEANING_CLASS && m.class_index != index)
+            got = find__inherited_method(f, m.class_index, name, plain, depth + 1);
+        find__meaning_release(&m);
+        if (p2s_node_present(got))
+            return got;
+    }
+    return own;
+}
+
+/* True when the module binds this name exactly once, so `Name` at module end is the class. */
+static bool find__bound_once_at_module(const Finder *f, P2sSpan name)
+{
+    const Scope *module = &f->scopes.contents[0];
+    size_t count = 0;
+    for (size_t i = 0; i < module->bindings.size; i++)
+        if (find__span_eq(f, module->bindings.contents[i].name, name))
+            count++;
+    return count == 1;
+}
+
+/* A parameter name that would shadow what the builder needs (the class, the runtime). */
+static bool find__params_shadow(const Finder *f, TSNode params, P2sSpan head)
+{
+    uint32_t n = ts_node_named_child_count(params);
+    for (uint32_t i = 0; i < n; i++) {
+        TSNode p = ts_node_named_child(params, i);
+        TSNode name = ts_node_child_by_field_name(p, "name", 4);
+        if (!p2s_node_present(name))
+            name = find__type_is(p, "identifier") ? p : ts_node_named_child(p, 0);
+        if (!p2s_node_present(name) || !find__type_is(name, "identifier"))
+            continue;
+        P2sSpan s = p2s_node_span(name);
+        if (find__span_eq(f, s, head) || find__text_is(f, name, "_p2s"))
+            return true;
+    }
+    return false;
+}
+
+static void find__decide_builder(Finder *f, size_t index)
+{
+    P2sPyLayerClass *cls = &f->out->classes.contents[index];
+    cls->forward = find__inherited_method(f, index, "forward", &cls->forward_plain, 0);
+    bool backward_plain = false;
+    cls->backward = find__inherited_method(f, index, "backward", &backward_plain, 0);
+    if (!cls->qualname || !p2s_node_present(cls->forward) || !cls->forward_plain ||
+        !p2s_node_present(cls->backward))
+        return;
+    size_t head_len = strcspn(cls->qualname, ".");
+    P2sSpan head = p2s_span(0, 0);
+    /* The head of the qualname is the outermost class, bound at module level. */
+    for (size_t i = index + 1; i-- > 0;) {
+        const P2sPyLayerClass *c = &f->out->classes.contents[i];
+        if (c->qualname && strlen(c->qualname) == head_len && strncmp(c->qualname, cls->qualname, head_len) == 0) {
+            head = c->name;
+            break;
+        }
+    }
+    if (head.end == head.start || !find__bound_once_at_module(f, head))
+        return;
+    TSNode params = ts_node_child_by_field_name(cls->forward, "parameters", 10);
+    if (ts_node_named_child_count(params) == 0 || !find__type_is(ts_node_named_child(params, 0), "identifier"))
+        return;
+    if (find__params_shadow(f, params, head))
+        return;
+    cls->builder = true;
+}
+
+static bool find__is_assignment_target(TSNode attribute)
+{
+    TSNode parent = ts_node_parent(attribute);
+    if (ts_node_is_null(parent))
+        return false;
+    const char *type = ts_node_type(parent);
+    if (strcmp(type, "assignment") == 0 || strcmp(type, "augmented_assignment") == 0) {
+        TSNode left = ts_node_child_by_field_name(parent, "left", 4);
+        return ts_node_eq(left, attribute);
+    }
+    return strcmp(type, "delete_statement") == 0;
+}
+
+static void find__resolve_sites(Finder *f)
+{
+    for (size_t i = 0; i < f->candidates.size; i++) {
+        const Candidate *c = &f->candidates.contents[i];
+        if (find__is_assignment_target(c->attribute))
+            continue;
+        TSNode object = ts_node_child_by_field_name(c->attribute, "object", 6);
+        Meaning m = find__resolve(f, object, c->scope, ts_node_start_byte(c->attribute), 0);
+        if (m.kind == MEANING_CLASS && f->out->classes.contents[m.class_index].is_pylayer) {
+            P2sApplySite site = {0};
+            site.attribute = c->attribute;
+            site.class_index = m.class_index;
+            TSNode parent = ts_node_parent(c->attribute);
+            if (find__type_is(parent, "call") &&
+                ts_node_eq(ts_node_child_by_field_name(parent, "function", 8), c->attribute) &&
+                find__type_is(ts_node_child_by_field_name(parent, "arguments", 9), "argument_list"))
+                site.call = parent;
+            array_push(&f->out->sites, site);
+        }
+        find__meaning_release(&m);
+    }
+}
+
+static bool find__is_docstring(TSNode stmt)
+{
+    return find__type_is(stmt, "expression_statement") && ts_node_named_child_count(stmt) == 1 &&
+           find__type_is(ts_node_named_child(stmt, 0), "string");
+}
+
+static bool find__is_simple_statement(TSNode stmt)
+{
+    static const char *const compound[] = {
+        "if_statement", "for_statement", "while_statement", "try_statement", "with_statement",
+        "function_definition", "class_definition", "decorated_definition", "match_statement",
+    };
+    for (size_t i = 0; i < sizeof compound / sizeof compound[0]; i++)
+        if (find__type_is(stmt, compound[i]))
+            return false;
+    return true;
+}
+
+/* Where the runtime import goes: joined after the first module-level import that follows the
+ * docstring and `from __future__` imports; else after the last of those; else joined before the
+ * first statement when that is a simple one; else on a line of its own before it. */
+static void find__runtime_import_point(Finder *f, TSNode root)
+{
+    uint32_t n = ts_node_named_child_count(root);
+    TSNode last_header = {0};
+    for (uint32_t i = 0; i < n; i++) {
+        TSNode stmt = ts_node_named_child(root, i);
+        if (find__type_is(stmt, "comment"))
+            continue;
+        if (find__type_is(stmt, "future_import_statement") ||
+            (!p2s_node_present(last_header) && find__is_docstring(stmt))) {
+            last_header = stmt;
+            continue;
+        }
+        if (find__type_is(stmt, "import_statement") || find__type_is(stmt, "import_from_statement")) {
+            f->out->runtime_import_at = ts_node_end_byte(stmt);
+            return;
+        }
+        if (p2s_node_present(last_header))
+            break;
+        f->out->runtime_import_at = ts_node_start_byte(stmt);
+        f->out->runtime_import = find__is_simple_statement(stmt) ? P2S_IMPORT_JOIN_BEFORE : P2S_IMPORT_OWN_LINE;
+        return;
+    }
+    if (p2s_node_present(last_header)) {
+        f->out->runtime_import_at = ts_node_end_byte(last_header);
+    } else {
+        f->out->runtime_import_at = 0;
+        f->out->runtime_import = P2S_IMPORT_OWN_LINE;
+    }
+}
+
+static bool find__has_marker(const P2sSource *src)
+{
+    size_t end = src->len;
+    while (end > 0 && (src->bytes[end - 1] == '\n' || src->bytes[end - 1] == '\r'))
+        end--;
+    size_t start = end;
+    while (start > 0 && src->bytes[start - 1] != '\n' && src->bytes[start - 1] != '\r')
+        start--;
+    size_t n = strlen(FIND_MARKER);
+    return end - start > n && memcmp(src->bytes + start, FIND_MARKER, n) == 0;
+}
+
+void p2s_find(const P2sSource *src, TSTree *tree, const P2sRules *rules, P2sFindings *out)
+{
+    Finder f = {0};
+    memset(out, 0, sizeof *out);
+    f.src = src;
+    f.rules = rules;
+    f.out = out;
+    out->already_transpiled = find__has_marker(src);
+    TSNode root = ts_tree_root_node(tree);
+    size_t module = find__new_scope(&f, SCOPE_MODULE, root, FIND_NO_SCOPE);
+    array_push(&f.stack, module);
+    find__walk(&f, root);
+    find__mark_pylayers(&f);
+    for (size_t i = 0; i < out->classes.size; i++) {
+        if (out->classes.contents[i].is_pylayer) {
+            out->pylayer_count++;
+            find__decide_builder(&f, i);
+        }
+    }
+    find__resolve_sites(&f);
+    find__runtime_import_point(&f, root);
+
+    for (size_t i = 0; i < f.scopes.size; i++) {
+        Scope *s = &f.scopes.contents[i];
+        for (size_t k = 0; k < s->bindings.size; k++)
+            p2s_free(s->bindings.contents[k].target);
+        array_delete(&s->bindings);
+    }
+    array_delete(&f.scopes);
+    array_delete(&f.stack);
+    array_delete(&f.class_scope);
+    array_delete(&f.class_outer);
+    array_delete(&f.candidates);
+}
+
+void p2s_findings_release(P2sFindings *self)
+{
+    for (size_t i = 0; i < self->classes.size; i++)
+        p2s_free(self->classes.contents[i].qualname);
+    array_delete(&self->classes);
+    array_delete(&self->sites);
+    memset(self, 0, sizeof *self);
+}

@@ -1,0 +1,55 @@
+/* find.h — PyLayer classes and their `.apply` sites in one parsed module, with name
+ * resolution over Python's scopes. Which base classes are PyLayers comes from the rules.
+ * P2sFindings owns its strings and arrays; nodes point into the caller's tree, spans into the
+ * source. */
+#ifndef P2S_FIND_H
+#define P2S_FIND_H
+
+#include <stdbool.h>
+#include <tree_sitter/api.h>
+
+#include "array.h"
+#include "rules.h"
+#include "source.h"
+
+typedef struct {
+    TSNode node;              /* class_definition */
+    P2sSpan name;
+    char *qualname;           /* "Outer.Inner" when reachable from module scope; NULL otherwise */
+    bool is_pylayer;
+    TSNode forward;           /* function_definition of forward (own or a local base's); null node if none */
+    TSNode backward;          /* likewise for backward */
+    bool forward_plain;       /* forward's only decorator is @staticmethod */
+    bool builder;             /* gets a generated static builder (see find.c for the conditions) */
+} P2sPyLayerClass;
+
+typedef struct {
+    TSNode attribute;         /* the `X.apply` attribute node */
+    TSNode call;              /* the call when `X.apply(...)`; null node when taken as a value */
+    size_t class_index;
+} P2sApplySite;
+
+typedef enum {
+    P2S_IMPORT_JOIN_AFTER,    /* `<stmt>; import ...` */
+    P2S_IMPORT_JOIN_BEFORE,   /* `import ...; <stmt>` */
+    P2S_IMPORT_OWN_LINE,      /* a line of its own before a compound statement: lines shift */
+} P2sImportPlacement;
+
+typedef struct {
+    Array(P2sPyLayerClass) classes;   /* every class of the file; is_pylayer marks PyLayers */
+    Array(P2sApplySite) sites;        /* in source order */
+    size_t pylayer_count;
+    bool already_transpiled;          /* the file ends with this tool's marker */
+    size_t runtime_import_at;         /* byte offset where the runtime import goes */
+    P2sImportPlacement runtime_import;
+} P2sFindings;
+
+void p2s_find(const P2sSource *src, TSTree *tree, const P2sRules *rules, P2sFindings *out);
+void p2s_findings_release(P2sFindings *self);
+
+static inline bool p2s_node_present(TSNode node)
+{
+    return !ts_node_is_null(node);
+}
+
+#endif

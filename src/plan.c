@@ -1,0 +1,243 @@
+/* plan.c — call-site rewrites, the runtime import, and the generated static builders. */
+#include "plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "parse.h"
+#include "version.h"
+
+#define PLAN_RUNTIME_IMPORT "import pylayer2static_runtime as _p2s"
+
+void p2s_plan_init(P2sPlan *self)
+{
+    memset(self, 0, sizeof *self);
+    p2s_strbuf_init(&self->tail);
+}
+
+void p2s_plan_add(P2sPlan *self, size_t start, size_t end, const char *text, size_t len)
+{
+    P2sEdit e = {start, end, p2s_strndup(text, len)};
+    array_push(&self->edits, e);
+}
+
+static int plan__compare(const void *a, const void *b)
+{
+    const P2sEdit *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    if (x->end != y->end)
+        return x->end < y->end ? -1 : 1;
+    return 0;
+}
+
+int p2s_plan_finish(P2sPlan *self, P2sDiagSink *sink)
+{
+    qsort(self->edits.contents, self->edits.size, sizeof(P2sEdit), plan__compare);
+    for (size_t i = 1; i < self->edits.size; i++) {
+        const P2sEdit *prev = &self->edits.contents[i - 1], *cur = &self->edits.contents[i];
+        /* Two insertions at one offset would be ordered by chance: refuse them as well. */
+        if (cur->start < prev->end || (cur->start == prev->start && cur->end == prev->end)) {
+            p2s_diag_emitf(sink, P2S_ERROR, "P2S900", p2s_span(cur->start, cur->end),
+                           "internal error: overlapping edits; please report this input");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+bool p2s_plan_is_empty(const P2sPlan *self)
+{
+    return self->edits.size == 0 && self->tail.len == 0;
+}
+
+void p2s_plan_release(P2sPlan *self)
+{
+    for (size_t i = 0; i < self->edits.size; i++)
+        p2s_free(self->edits.contents[i].text);
+    array_delete(&self->edits);
+    p2s_strbuf_release(&self->tail);
+}
+
+static bool plan__has_arguments(TSNode args)
+{
+    uint32_t n = ts_node_named_child_count(args);
+    for (uint32_t i = 0; i < n; i++)
+        if (strcmp(ts_node_type(ts_node_named_child(args, i)), "comment") != 0)
+            return true;
+    return false;
+}
+
+static void plan__add_site(P2sPlan *plan, const P2sSource *src, const P2sApplySite *site)
+{
+    TSNode object = ts_node_child_by_field_name(site->attribute, "object", 6);
+    P2sSpan obj = p2s_node_span(object);
+    P2sSpan attr = p2s_node_span(site->attribute);
+    P2sStrbuf text;
+    p2s_strbuf_init(&text);
+    if (p2s_node_present(site->call)) {
+        /* X.apply(a) -> _p2s.apply(X, a): the name is replaced where it stands and X moves into
+         * the arguments, so every newline stays and later lines keep their numbers. */
+        TSNode args = ts_node_child_by_field_name(site->call, "arguments", 9);
+        p2s_plan_add(plan, attr.start, attr.end, "_p2s.apply", 10);
+        p2s_strbuf_add(&text, src->bytes + obj.start, obj.end - obj.start);
+        if (plan__has_arguments(args))
+            p2s_strbuf_adds(&text, ", ");
+        size_t open = ts_node_start_byte(args) + 1;
+        p2s_plan_add(plan, open, open, text.buf, text.len);
+    } else {
+        p2s_strbuf_adds(&text, "_p2s.applier(");
+        p2s_strbuf_add(&text, src->bytes + obj.start, obj.end - obj.start);
+        p2s_strbuf_addch(&text, ')');
+        p2s_plan_add(plan, attr.start, attr.end, text.buf, text.len);
+    }
+    p2s_strbuf_release(&text);
+}
+
+static void plan__add_runtime_import(P2sPlan *plan, const P2sSource *src, const P2sFindings *found,
+                                     const char *eol, P2sDiagSink *sink)
+{
+    size_t at = found->runtime_import_at;
+    P2sStrbuf text;
+    p2s_strbuf_init(&text);
+    switch (found->runtime_import) {
+    case P2S_IMPORT_JOIN_AFTER:
+        p2s_strbuf_adds(&text, "; " PLAN_RUNTIME_IMPORT);
+        break;
+    case P2S_IMPORT_JOIN_BEFORE:
+        p2s_strbuf_adds(&text, PLAN_RUNTIME_IMPORT "; ");
+        break;
+    case P2S_IMPORT_OWN_LINE:
+        if (at == 0 && src->len >= 3 && memcmp(src->bytes, "\xEF\xBB\xBF", 3) == 0)
+            at = 3;
+        p2s_strbuf_addf(&text, PLAN_RUNTIME_IMPORT "%s", eol);
+        p2s_diag_emitf(sink, P2S_NOTE, "P2S090", p2s_span(at, at),
+                       "the runtime import needs a line of its own here, so the lines below it shift by one");
+        break;
+    }
+    p2s_plan_add(plan, at, at, text.buf, text.len);
+    p2s_strbuf_release(&text);
+}
+
+/* Builder parameters from forward's (less ctx): defaults become _p2s.DEFAULT, annotations go.
+ * Fills the signature, the positional tuple and the keyword dict of the PyLayerOp call. */
+static void plan__builder_parameters(const P2sSource *src, TSNode params, P2sStrbuf *sig,
+                                     P2sStrbuf *args, P2sStrbuf *kwargs)
+{
+    uint32_t n = ts_node_named_child_count(params);
+    bool keyword_only = false;
+    size_t positional = 0;
+    for (uint32_t i = 1; i < n; i++) {
+        TSNode p = ts_node_named_child(params, i);
+        const char *type = ts_node_type(p);
+        if (strcmp(type, "comment") == 0)
+            continue;
+        TSNode name = ts_node_child_by_field_name(p, "name", 4);
+        bool has_default = strcmp(type, "default_parameter") == 0 || strcmp(type, "typed_default_parameter") == 0;
+        if (strcmp(type, "typed_parameter") == 0) {
+            p = ts_node_named_child(p, 0);
+            type = ts_node_type(p);
+        }
+        if (strcmp(type, "positional_separator") == 0) {
+            if (positional > 0)
+                p2s_strbuf_adds(sig, sig->len ? ", /" : "/");
+            continue;
+        }
+        if (strcmp(type, "keyword_separator") == 0) {
+            p2s_strbuf_adds(sig, sig->len ? ", *" : "*");
+            keyword_only = true;
+            continue;
+        }
+        const char *prefix = "";
+        if (strcmp(type, "list_splat_pattern") == 0)
+            prefix = "*";
+        else if (strcmp(type, "dictionary_splat_pattern") == 0)
+            prefix = "**";
+        if (!p2s_node_present(name))
+            name = *prefix ? ts_node_named_child(p, 0) : p;
+        P2sSpan s = p2s_node_span(name);
+        int len = (int)(s.end - s.start);
+        const char *text = src->bytes + s.start;
+        p2s_strbuf_addf(sig, "%s%s%.*s%s", sig->len ? ", " : "", prefix, len, text,
+                        has_default ? "=_p2s.DEFAULT" : "");
+        if (strcmp(prefix, "**") == 0) {
+            p2s_strbuf_addf(kwargs, "%s**%.*s", kwargs->len ? ", " : "", len, text);
+        } else if (*prefix) {
+            p2s_strbuf_addf(args, "%s*%.*s", args->len ? ", " : "", len, text);
+            keyword_only = true;
+            positional += 2;  /* a starred item: never the 1-tuple form */
+        } else if (keyword_only) {
+            p2s_strbuf_addf(kwargs, "%s'%.*s': %.*s", kwargs->len ? ", " : "", len, text, len, text);
+        } else {
+            p2s_strbuf_addf(args, "%s%.*s", args->len ? ", " : "", len, text);
+            positional++;
+        }
+    }
+    if (positional == 1)
+        p2s_strbuf_addch(args, ',');
+}
+
+static void plan__add_builder(P2sStrbuf *tail, const P2sSource *src, const P2sPyLayerClass *cls,
+                              const char *eol)
+{
+    P2sStrbuf sig, args, kwargs, fname;
+    p2s_strbuf_init(&sig);
+    p2s_strbuf_init(&args);
+    p2s_strbuf_init(&kwargs);
+    p2s_strbuf_init(&fname);
+    plan__builder_parameters(src, ts_node_child_by_field_name(cls->forward, "parameters", 10),
+                             &sig, &args, &kwargs);
+    p2s_strbuf_adds(&fname, "_p2s_static_");
+    for (const char *c = cls->qualname; *c; c++)
+        p2s_strbuf_adds(&fname, *c == '.' ? "__" : (char[2]){*c, 0});
+    const char *q = cls->qualname;
+    p2s_strbuf_addf(tail, "%s%s"
+                    "@_p2s.register(%s)%s"
+                    "def %s(%s):%s"
+                    "    \"\"\"%s.apply in a static graph: one `pylayer` op.\"\"\"%s"
+                    "    op = _p2s.PyLayerOp(%s, (%s), {%s})%s"
+                    "    return op.build(forward=%s.forward, backward=%s.backward)%s",
+                    eol, eol, q, eol, fname.buf, sig.buf, eol, q, eol, q, args.buf, kwargs.buf, eol,
+                    q, q, eol);
+    p2s_strbuf_release(&sig);
+    p2s_strbuf_release(&args);
+    p2s_strbuf_release(&kwargs);
+    p2s_strbuf_release(&fname);
+}
+
+static const char *plan__line_ending(const P2sSource *src)
+{
+    const char *nl = memchr(src->bytes, '\n', src->len);
+    return nl && nl > src->bytes && nl[-1] == '\r' ? "\r\n" : "\n";
+}
+
+int p2s_plan_build(const P2sSource *src, const P2sFindings *found, P2sDiagSink *sink, P2sPlan *out)
+{
+    P2sPlan plan;
+    p2s_plan_init(&plan);
+    if (found->already_transpiled || (found->pylayer_count == 0 && found->sites.size == 0)) {
+        *out = plan;
+        return 0;
+    }
+    const char *eol = plan__line_ending(src);
+    for (size_t i = 0; i < found->sites.size; i++)
+        plan__add_site(&plan, src, &found->sites.contents[i]);
+    plan__add_runtime_import(&plan, src, found, eol, sink);
+
+    if (src->len > 0 && src->bytes[src->len - 1] != '\n' && src->bytes[src->len - 1] != '\r')
+        p2s_strbuf_adds(&plan.tail, eol);
+    p2s_strbuf_addf(&plan.tail, "%s%s# --- pylayer2static " P2S_VERSION
+                    ": static-graph builders (generated; edit the classes above instead) ---%s"
+                    "_p2s.require(\"" P2S_VERSION "\")%s", eol, eol, eol, eol);
+    for (size_t i = 0; i < found->classes.size; i++)
+        if (found->classes.contents[i].builder)
+            plan__add_builder(&plan.tail, src, &found->classes.contents[i], eol);
+    p2s_strbuf_addf(&plan.tail, "# pylayer2static " P2S_VERSION "%s", eol);
+
+    if (p2s_plan_finish(&plan, sink) < 0) {
+        p2s_plan_release(&plan);
+        return -1;
+    }
+    *out = plan;
+    return 0;
+}

@@ -1,0 +1,33 @@
+/* plan.h — the edits that turn a source into its transpiled form: {start, end, replacement}
+ * over the original bytes, sorted and disjoint (an overlap is an internal error), plus the
+ * generated tail appended after the user's code. The plan owns its strings. */
+#ifndef P2S_PLAN_H
+#define P2S_PLAN_H
+
+#include "array.h"
+#include "diag.h"
+#include "find.h"
+#include "source.h"
+#include "strbuf.h"
+
+typedef struct {
+    size_t start, end;
+    char *text;
+} P2sEdit;
+
+typedef struct {
+    Array(P2sEdit) edits;
+    P2sStrbuf tail;
+} P2sPlan;
+
+void p2s_plan_init(P2sPlan *self);
+/* Adds one edit (text copied). */
+void p2s_plan_add(P2sPlan *self, size_t start, size_t end, const char *text, size_t len);
+/* Sorts the edits; returns 0, or -1 with an internal-error diagnostic if two overlap. */
+int  p2s_plan_finish(P2sPlan *self, P2sDiagSink *sink);
+/* The plan for a module's findings. Returns 0, or -1 with a diagnostic. */
+int  p2s_plan_build(const P2sSource *src, const P2sFindings *found, P2sDiagSink *sink, P2sPlan *out);
+bool p2s_plan_is_empty(const P2sPlan *self);
+void p2s_plan_release(P2sPlan *self);
+
+#endif
