@@ -1,5 +1,6 @@
 """Errors that name the user's PyLayer class and where it is defined."""
 import inspect
+from typing import NoReturn
 
 
 def describe(cls: type) -> str:
@@ -14,8 +15,32 @@ def describe(cls: type) -> str:
 
 
 class PyLayerContractError(ValueError):
-    """A PyLayer breaks the PyLayer contract in a way found while building the static graph."""
+    """A PyLayer breaks the PyLayer contract in a way found while building the static graph.
 
-    def __init__(self, cls: type, message: str) -> None:
-        self.layer = cls
-        super().__init__(f"PyLayer {describe(cls)}: {message}")
+    Constructed from the message alone, so the framework's dy2static error
+    reporting (which re-creates an error from its type and message) keeps it.
+    """
+
+
+def contract_error(cls: type, message: str) -> PyLayerContractError:
+    """A `PyLayerContractError` whose message starts with the class and its location."""
+    return PyLayerContractError(f"PyLayer {describe(cls)}: {message}")
+
+
+def reraise_with_user_lines(exc: BaseException) -> NoReturn:
+    """Re-raise `exc`, raised while building outside to_static, naming the user's lines.
+
+    Forward and backward run converted by dy2static, so their frames are in
+    generated files. Under to_static the framework maps those frames back to the
+    user's source; elsewhere (pure static programs) this does the same with the
+    framework's own machinery (paddle 3.3.1 and 2.6.2 jit/dy2static/error.py,
+    as used by program_translator.py).
+    """
+    from paddle.base.dygraph.base import in_to_static_mode
+    from paddle.jit.dy2static import error
+
+    if in_to_static_mode() or isinstance(exc, PyLayerContractError) or hasattr(exc, error.ERROR_DATA):
+        raise exc
+    error.attach_error_data(exc)
+    getattr(exc, error.ERROR_DATA).raise_new_exception()
+    raise exc

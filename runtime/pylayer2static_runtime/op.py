@@ -14,7 +14,7 @@ import paddle
 from paddle.static.nn import static_pylayer
 
 from . import context, structure
-from .errors import PyLayerContractError, describe
+from .errors import contract_error, reraise_with_user_lines
 
 _SLOTS_NOTE = (
     "a tensor, or a list/tuple holding tensors, is one gradient slot; "
@@ -62,7 +62,7 @@ def forward_signature(cls: type) -> inspect.Signature:
         inspect.Parameter.POSITIONAL_ONLY,
         inspect.Parameter.POSITIONAL_OR_KEYWORD,
     ):
-        raise PyLayerContractError(cls, "forward must take the context as its first parameter")
+        raise contract_error(cls, "forward must take the context as its first parameter")
     return sig.replace(parameters=params[1:])
 
 
@@ -72,12 +72,12 @@ def bind(cls: type, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tuple[Tupl
     try:
         bound = sig.bind(*args, **kwargs)
     except TypeError as exc:
-        raise PyLayerContractError(cls, f"cannot call forward{sig}: {exc}") from None
+        raise contract_error(cls, f"cannot call forward{sig}: {exc}") from None
     for name, value in list(bound.arguments.items()):
         if value is DEFAULT:
             default = sig.parameters[name].default
             if default is inspect.Parameter.empty:
-                raise PyLayerContractError(cls, f"forward parameter '{name}' has no default")
+                raise contract_error(cls, f"forward parameter '{name}' has no default")
             bound.arguments[name] = default
     bound.apply_defaults()
     return bound.args, bound.kwargs
@@ -147,7 +147,7 @@ class PyLayerOp:
             result = static_backward(ctx, *slot_grads)
             returned = result if isinstance(result, tuple) else (result,)
             if len(returned) != len(in_slots):
-                raise PyLayerContractError(
+                raise contract_error(
                     self.cls,
                     f"backward returned {len(returned)} gradient(s), but forward has "
                     f"{len(in_slots)} tensor input(s) ({_SLOTS_NOTE})",
@@ -157,10 +157,13 @@ class PyLayerOp:
                 flat.extend(self._input_grads(slot, grad, is_tensor))
             return [adapter.prepare_grad(g) for g in flat]
 
-        result = static_pylayer(forward_fn, inputs, backward_fn)
+        try:
+            result = static_pylayer(forward_fn, inputs, backward_fn)
+        except Exception as exc:  # noqa: BLE001 - re-raised, with the user's lines
+            reraise_with_user_lines(exc)
         adapter.finish()
         if not record:
-            raise PyLayerContractError(self.cls, "forward was not run while building the op")
+            raise contract_error(self.cls, "forward was not run while building the op")
         outs = adapter.outputs_as_list(result, len(record["tensors"]))
         leaves = list(record["leaves"])
         marked = state.non_differentiable
@@ -177,13 +180,13 @@ class PyLayerOp:
             return [None] * count
         if is_tensor(slot):
             if not is_tensor(grad):
-                raise PyLayerContractError(
+                raise contract_error(
                     self.cls, f"backward returned {type(grad).__name__} for a tensor input; expected a tensor or None"
                 )
             return [grad]
         grads = [g for g in structure.flatten(grad) if g is None or is_tensor(g)]
         if len(grads) != count:
-            raise PyLayerContractError(
+            raise contract_error(
                 self.cls,
                 f"backward returned {len(grads)} gradient(s) for an input holding {count} tensor(s)",
             )
@@ -195,7 +198,7 @@ class PyLayerOp:
         """Group the flat output gradients by forward output slot, as eager passes them."""
         inner = record["tensors"]
         if len(grads) != len(inner):
-            raise PyLayerContractError(
+            raise contract_error(
                 self.cls, f"got {len(grads)} output gradient(s) for {len(inner)} output tensor(s)"
             )
         fixed = []
