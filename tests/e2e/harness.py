@@ -206,6 +206,7 @@ def run_jit_save(module: Any, state: Dict[str, np.ndarray]) -> List[Result]:
 
         config = paddle.inference.Config(_model_file(prefix), prefix + ".pdiparams")
         config.disable_gpu()
+        config.disable_glog_info()
         predictor = paddle.inference.create_predictor(config)
         for name, array in zip(predictor.get_input_names(), arrays):
             predictor.get_input_handle(name).copy_from_cpu(array)

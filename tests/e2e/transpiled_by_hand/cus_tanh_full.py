@@ -1,0 +1,73 @@
+"""The request's example: a PyLayer with non-tensor arguments, trained and exported.
+
+Run eagerly as is (`python samples/cus_tanh_full.py`), or transpile it with
+pylayer2static and run the copy; `samples/demo.py` compares the two.
+"""
+import os
+import tempfile
+
+import paddle; import pylayer2static_runtime as _p2s
+from paddle.autograd import PyLayer
+from paddle.jit import to_static
+
+
+class cus_tanh(PyLayer):
+    @staticmethod
+    def forward(ctx, x, func1, func2=paddle.square):
+        ctx.func = func2
+        y = func1(x)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        y, = ctx.saved_tensor()
+        grad = dy * (1 - ctx.func(y))
+        return grad
+
+
+class SimpleNet(paddle.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.linear = paddle.nn.Linear(4, 8)
+
+    @to_static
+    def forward(self, x):
+        y = self.linear(x)
+        out = _p2s.apply(cus_tanh, y, func1=paddle.tanh)
+        return paddle.mean(out)
+
+
+def train(net, opt, steps=10):
+    losses = []
+    for i in range(steps):
+        out = net(paddle.randn([2, 4]))
+        out.backward(); opt.step(); opt.clear_grad()
+        print("loss: ", out.item())
+        losses.append(out.item())
+    return losses
+
+
+def save(net, path):
+    x_spec = paddle.static.InputSpec(shape=[-1, 4], dtype='float32', name='x')
+    paddle.jit.save(net, path, input_spec=[x_spec])
+
+
+if __name__ == "__main__":
+    net = SimpleNet()
+    train(net, paddle.optimizer.SGD(0.001, parameters=net.parameters()))
+    with tempfile.TemporaryDirectory() as tmp:
+        save(net, os.path.join(tmp, "simple_net"))
+        print("saved to", os.path.join(tmp, "simple_net"), sorted(os.listdir(tmp)))
+
+
+# --- pylayer2static 0.1.0: static-graph builders (generated; edit the classes above) ---
+_p2s.require("0.1.0")
+
+
+@_p2s.register(cus_tanh)
+def _p2s_static_cus_tanh(x, func1, func2=_p2s.DEFAULT):
+    """cus_tanh.apply in a static graph: one `pylayer` op."""
+    op = _p2s.PyLayerOp(cus_tanh, (x, func1, func2), {})
+    return op.build(forward=cus_tanh.forward, backward=cus_tanh.backward)
+# pylayer2static 0.1.0
