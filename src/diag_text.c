@@ -37,7 +37,9 @@ static void text__snippet(const P2sSource *src, const P2sDiag *d, bool color, P2
     size_t line, col;
     p2s_source_position(src, d->span.start, &line, &col);
     P2sSpan text = p2s_source_line_span(src, line);
-    p2s_strbuf_addf(out, "    %.*s\n    ", (int)(text.end - text.start), src->bytes + text.start);
+    p2s_strbuf_adds(out, "    ");
+    p2s_strbuf_add(out, src->bytes + text.start, text.end - text.start);
+    p2s_strbuf_adds(out, "\n    ");
     size_t caret_start = d->span.start < text.end ? d->span.start : text.end;
     for (size_t i = text.start; i < caret_start; i++) {
         unsigned char c = (unsigned char)src->bytes[i];

@@ -448,6 +448,8 @@ static Meaning find__resolve(const Finder *f, TSNode expr, size_t scope, size_t 
     Meaning none = {MEANING_NONE, NULL, 0};
     if (find__type_is(expr, "identifier"))
         return find__lookup(f, p2s_node_span(expr), scope, position, depth);
+    if (find__type_is(expr, "parenthesized_expression") && ts_node_named_child_count(expr) == 1)
+        return find__resolve(f, ts_node_named_child(expr, 0), scope, position, depth);
     if (!find__type_is(expr, "attribute"))
         return none;
     TSNode object = ts_node_child_by_field_name(expr, "object", 6);

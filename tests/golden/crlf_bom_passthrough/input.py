@@ -1,0 +1,4 @@
+﻿import os
+
+x = 1	# tab
+print(x)

@@ -1,0 +1,3 @@
+#!/usr/bin/env python
+# -*- coding: latin-1 -*-
+x = 1

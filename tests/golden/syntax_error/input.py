@@ -1,0 +1,5 @@
+import paddle
+
+
+def broken(x:
+    return x

@@ -1,0 +1,130 @@
+/* Unit tests: PyLayer detection and `.apply` resolution through scopes and import forms. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "find.h"
+#include "parse.h"
+
+typedef struct {
+    const char *name;
+    const char *source;
+    const char *pylayers;   /* names of PyLayer classes, in order, each followed by '!' when it gets a builder */
+    size_t sites;
+} FindCase;
+
+#define BODY_IN(ind) ind "@staticmethod\n" ind "def forward(ctx, x):\n" ind "    return x\n" \
+                     ind "@staticmethod\n" ind "def backward(ctx, g):\n" ind "    return g\n"
+#define BODY BODY_IN("    ")
+
+static const FindCase cases[] = {
+    {"from_import", "from paddle.autograd import PyLayer\nclass A(PyLayer):\n" BODY "A.apply(1)\n", "A!", 1},
+    {"alias", "from paddle.autograd import PyLayer as PL\nclass A(PL):\n" BODY, "A!", 0},
+    {"module_attr", "import paddle\nclass A(paddle.autograd.PyLayer):\n" BODY, "A!", 0},
+    {"submodule_alias", "import paddle.autograd as ag\nclass A(ag.PyLayer):\n" BODY, "A!", 0},
+    {"py_layer_module", "import paddle\nclass A(paddle.autograd.py_layer.PyLayer):\n" BODY, "A!", 0},
+    {"from_package", "from paddle import autograd\nclass A(autograd.PyLayer):\n" BODY, "A!", 0},
+    {"transitive", "from paddle.autograd import PyLayer\nclass A(PyLayer):\n" BODY "class B(A):\n    pass\nB.apply(2)\n",
+     "A!B!", 1},
+    {"nested_in_class", "from paddle.autograd import PyLayer\nclass O:\n    class I(PyLayer):\n" BODY_IN("        ") "O.I.apply(1)\n",
+     "I!", 1},
+    {"nested_in_function", "from paddle.autograd import PyLayer\ndef make():\n    class L(PyLayer):\n" BODY_IN("        ")
+     "    return L.apply(1)\n", "L", 1},
+    {"not_paddle", "from torch.autograd import Function as PyLayer\nclass A(PyLayer):\n" BODY "A.apply(1)\n", "", 0},
+    {"rebound_before_class", "from paddle.autograd import PyLayer\nPyLayer = object\nclass A(PyLayer):\n" BODY, "", 0},
+    {"rebound_after_class", "from paddle.autograd import PyLayer\nclass A(PyLayer):\n" BODY "PyLayer = object\n", "A!", 0},
+    {"shadowed_in_function",
+     "from paddle.autograd import PyLayer\nclass A(PyLayer):\n" BODY "def f(A):\n    return A.apply(1)\n", "A!", 0},
+    {"class_name_rebound", "from paddle.autograd import PyLayer\nclass A(PyLayer):\n" BODY "A = 3\ndef f():\n    return A.apply(1)\n",
+     "A", 0},
+    {"alias_of_class", "from paddle.autograd import PyLayer\nclass A(PyLayer):\n" BODY "B = A\ny = B.apply(1)\n", "A!", 1},
+    {"value_and_assignment_target",
+     "from paddle.autograd import PyLayer\nclass A(PyLayer):\n" BODY "f = A.apply\nA.apply = None\n", "A!", 1},
+    {"decorated_forward_gets_no_builder",
+     "from paddle.autograd import PyLayer\nclass A(PyLayer):\n    @staticmethod\n    @trace\n    def forward(ctx, x):\n"
+     "        return x\n    @staticmethod\n    def backward(ctx, g):\n        return g\n", "A", 0},
+    {"try_except_import",
+     "try:\n    from paddle.autograd import PyLayer\nexcept ImportError:\n    from paddle.autograd.py_layer import PyLayer\n"
+     "def f():\n    class A(PyLayer):\n        pass\n    return A\n", "A", 0},
+};
+
+static void run_case(const FindCase *c)
+{
+    P2sSource src;
+    P2sDiagSink sink;
+    P2sRules rules;
+    P2sStrbuf err, got;
+    P2sFindings found;
+    p2s_strbuf_init(&err);
+    p2s_strbuf_init(&got);
+    p2s_diag_sink_init(&sink);
+    assert_int_equal(p2s_rules_load_default(&rules, &err), 0);
+    p2s_source_from_bytes(&src, c->name, c->source, strlen(c->source));
+    TSTree *tree = p2s_parse(&src, &sink);
+    assert_int_equal(sink.errors, 0);
+    p2s_find(&src, tree, &rules, &found);
+    for (size_t i = 0; i < found.classes.size; i++) {
+        const P2sPyLayerClass *cls = &found.classes.contents[i];
+        if (!cls->is_pylayer)
+            continue;
+        p2s_strbuf_add(&got, src.bytes + cls->name.start, cls->name.end - cls->name.start);
+        if (cls->builder)
+            p2s_strbuf_addch(&got, '!');
+    }
+    if (strcmp(got.buf, c->pylayers) != 0 || found.sites.size != c->sites)
+        fail_msg("%s: PyLayers '%s' (want '%s'), %zu sites (want %zu)", c->name, got.buf, c->pylayers,
+                 found.sites.size, c->sites);
+    p2s_findings_release(&found);
+    ts_tree_delete(tree);
+    p2s_source_release(&src);
+    p2s_rules_release(&rules);
+    p2s_diag_sink_release(&sink);
+    p2s_strbuf_release(&err);
+    p2s_strbuf_release(&got);
+}
+
+static void test_find_resolves_pylayers_through_imports_and_scopes(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        run_case(&cases[i]);
+}
+
+static void test_find_recognises_its_own_marker(void **state)
+{
+    (void)state;
+    const char text[] = "import paddle\nx = 1\n# pylayer2static 0.1.0\n";
+    P2sSource src;
+    P2sDiagSink sink;
+    P2sRules rules;
+    P2sStrbuf err;
+    P2sFindings found;
+    p2s_strbuf_init(&err);
+    p2s_diag_sink_init(&sink);
+    p2s_rules_load_default(&rules, &err);
+    p2s_source_from_bytes(&src, "m.py", text, sizeof text - 1);
+    TSTree *tree = p2s_parse(&src, &sink);
+    p2s_find(&src, tree, &rules, &found);
+    assert_true(found.already_transpiled);
+    assert_int_equal(found.runtime_import_at, 13);
+    p2s_findings_release(&found);
+    ts_tree_delete(tree);
+    p2s_source_release(&src);
+    p2s_rules_release(&rules);
+    p2s_diag_sink_release(&sink);
+    p2s_strbuf_release(&err);
+}
+
+int main(void)
+{
+    p2s_alloc_init();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_find_resolves_pylayers_through_imports_and_scopes),
+        cmocka_unit_test(test_find_recognises_its_own_marker),
+    };
+    return cmocka_run_group_tests_name("find", tests, NULL, NULL);
+}

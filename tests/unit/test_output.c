@@ -1,0 +1,175 @@
+/* Unit tests: atomic output and its failure paths. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "io.h"
+#include "output.h"
+
+typedef struct {
+    char dir[64];
+    char path[128];
+} Fixture;
+
+static int setup(void **state)
+{
+    Fixture *f = calloc(1, sizeof *f);
+    strcpy(f->dir, "/tmp/p2s-output-XXXXXX");
+    if (!mkdtemp(f->dir))
+        return -1;
+    snprintf(f->path, sizeof f->path, "%s/out.py", f->dir);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    Fixture *f = *state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
+    int rc = system(cmd);
+    free(f);
+    p2s_io_faults_clear();
+    return rc == 0 ? 0 : -1;
+}
+
+static void write_raw(const char *path, const char *text)
+{
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs(text, fp);
+    fclose(fp);
+}
+
+static char *read_all(const char *path)
+{
+    static char buf[256];
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return NULL;
+    size_t n = fread(buf, 1, sizeof buf - 1, fp);
+    buf[n] = '\0';
+    fclose(fp);
+    return buf;
+}
+
+static int entries_in(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            n++;
+    closedir(d);
+    return n;
+}
+
+static void test_output_writes_new_file_with_umask_mode(void **state)
+{
+    Fixture *f = *state;
+    P2sStrbuf err;
+    p2s_strbuf_init(&err);
+    assert_int_equal(p2s_output_write_file(f->path, "new\n", 4, &err), 0);
+    assert_string_equal(read_all(f->path), "new\n");
+    struct stat st;
+    assert_int_equal(stat(f->path, &st), 0);
+    mode_t mask = umask(0);
+    umask(mask);
+    assert_int_equal(st.st_mode & 0777, 0666 & ~mask);
+    assert_int_equal(entries_in(f->dir), 1);
+    p2s_strbuf_release(&err);
+}
+
+static void test_output_keeps_mode_of_replaced_file(void **state)
+{
+    Fixture *f = *state;
+    P2sStrbuf err;
+    p2s_strbuf_init(&err);
+    write_raw(f->path, "old\n");
+    chmod(f->path, 0751);
+    assert_int_equal(p2s_output_write_file(f->path, "new\n", 4, &err), 0);
+    struct stat st;
+    stat(f->path, &st);
+    assert_int_equal(st.st_mode & 0777, 0751);
+    p2s_strbuf_release(&err);
+}
+
+/* Each failing step leaves the old destination and no temp file. */
+static void check_failure_leaves_destination(Fixture *f, P2sIoOp op, int err_no, const char *words)
+{
+    P2sStrbuf err;
+    p2s_strbuf_init(&err);
+    write_raw(f->path, "old\n");
+    p2s_io_fault_set(op, err_no, 1);
+    assert_int_equal(p2s_output_write_file(f->path, "new contents\n", 13, &err), -1);
+    p2s_io_faults_clear();
+    assert_non_null(strstr(err.buf, words));
+    assert_string_equal(read_all(f->path), "old\n");
+    assert_int_equal(entries_in(f->dir), 1);
+    p2s_strbuf_release(&err);
+}
+
+static void test_output_leaves_destination_untouched_when_write_fails(void **state)
+{
+    check_failure_leaves_destination(*state, P2S_IO_WRITE, ENOSPC, "No space left");
+}
+
+static void test_output_leaves_destination_untouched_when_fsync_fails(void **state)
+{
+    check_failure_leaves_destination(*state, P2S_IO_FSYNC, EIO, "Input/output error");
+}
+
+static void test_output_leaves_destination_untouched_when_rename_fails(void **state)
+{
+    check_failure_leaves_destination(*state, P2S_IO_RENAME, EXDEV, "cannot replace");
+}
+
+static void test_output_reports_missing_directory(void **state)
+{
+    Fixture *f = *state;
+    P2sStrbuf err;
+    char path[160];
+    p2s_strbuf_init(&err);
+    snprintf(path, sizeof path, "%s/missing/out.py", f->dir);
+    assert_int_equal(p2s_output_write_file(path, "x", 1, &err), -1);
+    assert_non_null(strstr(err.buf, "No such file or directory"));
+    p2s_strbuf_release(&err);
+}
+
+static void test_output_fd_reports_write_errors(void **state)
+{
+    (void)state;
+    P2sStrbuf err;
+    p2s_strbuf_init(&err);
+    FILE *full = fopen("/dev/full", "w");
+    assert_non_null(full);
+    assert_int_equal(p2s_output_write_fd(fileno(full), "standard output", "x", 1, &err), -1);
+    assert_non_null(strstr(err.buf, "standard output"));
+    fclose(full);
+    p2s_strbuf_release(&err);
+}
+
+int main(void)
+{
+    p2s_alloc_init();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_output_writes_new_file_with_umask_mode, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_output_keeps_mode_of_replaced_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_output_leaves_destination_untouched_when_write_fails, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_output_leaves_destination_untouched_when_fsync_fails, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_output_leaves_destination_untouched_when_rename_fails, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_output_reports_missing_directory, setup, teardown),
+        cmocka_unit_test(test_output_fd_reports_write_errors),
+    };
+    return cmocka_run_group_tests_name("output", tests, NULL, NULL);
+}
