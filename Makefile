@@ -104,4 +104,6 @@ install: $(BIN)
 clean:
 	rm -rf build
 
+include mk/reliability.mk
+
 -include $(wildcard $(BUILD)/obj/*.d) $(wildcard $(BUILD)/tests/*.d)

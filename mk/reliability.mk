@@ -1,0 +1,1 @@
+# Reliability targets (fuzzing, sanitizers, valgrind); owned by the reliability work.
