@@ -46,6 +46,7 @@ typedef struct {
 typedef struct {
     const P2sSource *src;
     const P2sRules *rules;
+    const P2sModule *module;
     P2sFindings *out;
     Array(Scope) scopes;
     Array(size_t) stack;           /* scopes being walked */
@@ -130,6 +131,38 @@ static void find__bind_pattern(Finder *f, size_t scope, TSNode pattern, size_t p
         find__bind_pattern(f, scope, ts_node_named_child(pattern, i), position);
 }
 
+/* The absolute module an import names: `from ..ops import X` inside module pkg.sub.m names
+ * pkg.ops. Without a module context a relative import keeps its dots and matches nothing. */
+static void find__import_prefix(const Finder *f, TSNode module_name, P2sStrbuf *out)
+{
+    P2sSpan m = p2s_node_span(module_name);
+    const char *text = f->src->bytes + m.start;
+    size_t len = m.end - m.start;
+    if (!find__type_is(module_name, "relative_import") || !f->module || !f->module->name) {
+        p2s_strbuf_add(out, text, len);
+        return;
+    }
+    size_t dots = 0;
+    while (dots < len && text[dots] == '.')
+        dots++;
+    const char *name = f->module->name;
+    size_t keep = strlen(name);
+    /* The package of a plain module is its parent; each dot past the first climbs one more. */
+    size_t climbs = dots - 1 + (f->module->is_package ? 0 : 1);
+    for (size_t i = 0; i < climbs; i++) {
+        while (keep > 0 && name[keep - 1] != '.')
+            keep--;
+        if (keep > 0)
+            keep--;
+    }
+    p2s_strbuf_add(out, name, keep);
+    if (len > dots) {
+        if (keep > 0)
+            p2s_strbuf_addch(out, '.');
+        p2s_strbuf_add(out, text + dots, len - dots);
+    }
+}
+
 static void find__bind_import(Finder *f, TSNode stmt)
 {
     size_t scope = find__current_scope(f);
@@ -140,8 +173,7 @@ static void find__bind_import(Finder *f, TSNode stmt)
     P2sStrbuf prefix;
     p2s_strbuf_init(&prefix);
     if (from) {
-        P2sSpan m = p2s_node_span(module);
-        p2s_strbuf_add(&prefix, bytes + m.start, m.end - m.start);
+        find__import_prefix(f, module, &prefix);
         p2s_strbuf_addch(&prefix, '.');
     }
     uint32_t n = ts_node_named_child_count(stmt);
@@ -350,10 +382,17 @@ static void find__meaning_release(Meaning *m)
 
 static Meaning find__resolve(const Finder *f, TSNode expr, size_t scope, size_t position, int depth);
 
+/* A PyLayer class that another module of the tree defines. */
+static bool find__is_external(const Finder *f, const Meaning *m)
+{
+    return m->kind == MEANING_QUAL && f->module && f->module->external &&
+           p2s_nameset_contains(f->module->external, m->qual, strlen(m->qual));
+}
+
 static bool find__meaning_is_pylayer_base(const Finder *f, const Meaning *m)
 {
     if (m->kind == MEANING_QUAL)
-        return p2s_rules_is_pylayer_base(f->rules, m->qual, strlen(m->qual));
+        return p2s_rules_is_pylayer_base(f->rules, m->qual, strlen(m->qual)) || find__is_external(f, m);
     if (m->kind == MEANING_CLASS)
         return f->out->classes.contents[m->class_index].is_pylayer;
     return false;
@@ -644,10 +683,11 @@ static void find__resolve_sites(Finder *f)
             continue;
         TSNode object = ts_node_child_by_field_name(c->attribute, "object", 6);
         Meaning m = find__resolve(f, object, c->scope, ts_node_start_byte(c->attribute), 0);
-        if (m.kind == MEANING_CLASS && f->out->classes.contents[m.class_index].is_pylayer) {
+        bool local = m.kind == MEANING_CLASS && f->out->classes.contents[m.class_index].is_pylayer;
+        if (local || find__is_external(f, &m)) {
             P2sApplySite site = {0};
             site.attribute = c->attribute;
-            site.class_index = m.class_index;
+            site.class_index = local ? m.class_index : SIZE_MAX;
             TSNode parent = ts_node_parent(c->attribute);
             if (find__type_is(parent, "call") &&
                 ts_node_eq(ts_node_child_by_field_name(parent, "function", 8), c->attribute) &&
@@ -723,17 +763,39 @@ static bool find__has_marker(const P2sSource *src)
     return end - start > n && memcmp(src->bytes + start, FIND_MARKER, n) == 0;
 }
 
-void p2s_find(const P2sSource *src, TSTree *tree, const P2sRules *rules, P2sFindings *out)
+/* Module-level names that stand for a PyLayer class at the end of the module. */
+static void find__exports(Finder *f)
+{
+    const Scope *module = &f->scopes.contents[0];
+    P2sNameSet seen;
+    p2s_nameset_init(&seen);
+    for (size_t i = 0; i < module->bindings.size; i++) {
+        P2sSpan name = module->bindings.contents[i].name;
+        const char *text = f->src->bytes + name.start;
+        if (!p2s_nameset_add(&seen, text, name.end - name.start))
+            continue;
+        Meaning m = find__lookup(f, name, 0, f->src->len, 0);
+        if ((m.kind == MEANING_CLASS && f->out->classes.contents[m.class_index].is_pylayer) ||
+            find__is_external(f, &m))
+            array_push(&f->out->exports, p2s_strndup(text, name.end - name.start));
+        find__meaning_release(&m);
+    }
+    p2s_nameset_release(&seen);
+}
+
+void p2s_find(const P2sSource *src, TSTree *tree, const P2sRules *rules, const P2sModule *module,
+              P2sFindings *out)
 {
     Finder f = {0};
     memset(out, 0, sizeof *out);
     f.src = src;
     f.rules = rules;
+    f.module = module;
     f.out = out;
     out->already_transpiled = find__has_marker(src);
     TSNode root = ts_tree_root_node(tree);
-    size_t module = find__new_scope(&f, SCOPE_MODULE, root, FIND_NO_SCOPE);
-    array_push(&f.stack, module);
+    size_t module_scope = find__new_scope(&f, SCOPE_MODULE, root, FIND_NO_SCOPE);
+    array_push(&f.stack, module_scope);
     find__walk(&f, root);
     find__mark_pylayers(&f);
     for (size_t i = 0; i < out->classes.size; i++) {
@@ -743,6 +805,7 @@ void p2s_find(const P2sSource *src, TSTree *tree, const P2sRules *rules, P2sFind
         }
     }
     find__resolve_sites(&f);
+    find__exports(&f);
     find__runtime_import_point(&f, root);
 
     for (size_t i = 0; i < f.scopes.size; i++) {
@@ -762,6 +825,9 @@ void p2s_findings_release(P2sFindings *self)
 {
     for (size_t i = 0; i < self->classes.size; i++)
         p2s_free(self->classes.contents[i].qualname);
+    for (size_t i = 0; i < self->exports.size; i++)
+        p2s_free(self->exports.contents[i]);
+    array_delete(&self->exports);
     array_delete(&self->classes);
     array_delete(&self->sites);
     memset(self, 0, sizeof *self);

@@ -9,6 +9,7 @@
 #include <tree_sitter/api.h>
 
 #include "array.h"
+#include "nameset.h"
 #include "rules.h"
 #include "source.h"
 
@@ -26,8 +27,16 @@ typedef struct {
 typedef struct {
     TSNode attribute;         /* the `X.apply` attribute node */
     TSNode call;              /* the call when `X.apply(...)`; null node when taken as a value */
-    size_t class_index;
+    size_t class_index;       /* SIZE_MAX: a PyLayer defined in another module */
 } P2sApplySite;
+
+/* Where a file sits in a source tree: for relative imports, and for PyLayers that other
+ * modules define (tree mode). */
+typedef struct {
+    const char *name;                 /* dotted module name; a package's __init__ is the package */
+    bool is_package;
+    const P2sNameSet *external;       /* qualified names of PyLayer classes in other modules */
+} P2sModule;
 
 typedef enum {
     P2S_IMPORT_JOIN_AFTER,    /* `<stmt>; import ...` */
@@ -39,12 +48,15 @@ typedef struct {
     Array(P2sPyLayerClass) classes;   /* every class of the file; is_pylayer marks PyLayers */
     Array(P2sApplySite) sites;        /* in source order */
     size_t pylayer_count;
+    Array(char *) exports;            /* module-level names that are PyLayer classes here */
     bool already_transpiled;          /* the file ends with this tool's marker */
     size_t runtime_import_at;         /* byte offset where the runtime import goes */
     P2sImportPlacement runtime_import;
 } P2sFindings;
 
-void p2s_find(const P2sSource *src, TSTree *tree, const P2sRules *rules, P2sFindings *out);
+/* module may be NULL: a lone file, whose relative imports stay unresolved. */
+void p2s_find(const P2sSource *src, TSTree *tree, const P2sRules *rules, const P2sModule *module,
+              P2sFindings *out);
 void p2s_findings_release(P2sFindings *self);
 
 static inline bool p2s_node_present(TSNode node)

@@ -1,9 +1,49 @@
 /* transpile.c — one source through the pipeline. */
 #include "transpile.h"
 
+#include <string.h>
+
 #include "emit.h"
 #include "parse.h"
 #include "plan.h"
+
+void p2s_unit_init(P2sUnit *self, const P2sSource *src)
+{
+    memset(self, 0, sizeof *self);
+    self->src = src;
+    p2s_diag_sink_init(&self->sink);
+    p2s_strbuf_init(&self->out);
+}
+
+void p2s_unit_release(P2sUnit *self)
+{
+    p2s_findings_release(&self->found);
+    if (self->tree)
+        ts_tree_delete(self->tree);
+    p2s_diag_sink_release(&self->sink);
+    p2s_strbuf_release(&self->out);
+    self->tree = NULL;
+}
+
+P2sTranspileStatus p2s_unit_parse(P2sUnit *self)
+{
+    if (p2s_source_validate(self->src, &self->sink) < 0)
+        return P2S_TRANSPILE_INPUT_ERROR;
+    size_t errors_before = self->sink.errors;
+    TSTree *tree = p2s_parse(self->src, &self->sink);
+    if (self->sink.errors > errors_before) {
+        ts_tree_delete(tree);
+        return P2S_TRANSPILE_INPUT_ERROR;
+    }
+    self->tree = tree;
+    return P2S_TRANSPILE_OK;
+}
+
+void p2s_unit_find(P2sUnit *self, const P2sRules *rules, const P2sModule *module)
+{
+    p2s_findings_release(&self->found);
+    p2s_find(self->src, self->tree, rules, module, &self->found);
+}
 
 /* The output must parse as cleanly as the input did: anything else is our bug. */
 static int transpile__verify(const P2sStrbuf *output, const char *name, P2sDiagSink *sink)
@@ -29,51 +69,66 @@ static int transpile__verify(const P2sStrbuf *output, const char *name, P2sDiagS
     return rc;
 }
 
+P2sTranspileStatus p2s_unit_finish(P2sUnit *self, const P2sRules *rules)
+{
+    (void)rules;
+    P2sTranspileStatus status = P2S_TRANSPILE_INTERNAL_ERROR;
+    P2sPlan plan;
+    P2sStrbuf result;
+    p2s_plan_init(&plan);
+    p2s_strbuf_init(&result);
+    self->changed = false;
+    p2s_strbuf_reset(&self->out);
+
+    if (p2s_plan_build(self->src, &self->found, &self->sink, &plan) < 0)
+        goto done;
+    if (p2s_plan_is_empty(&plan)) {
+        p2s_strbuf_add(&self->out, self->src->bytes, self->src->len);
+        status = P2S_TRANSPILE_OK;
+        goto done;
+    }
+    p2s_emit(self->src, &plan, &result);
+    if (transpile__verify(&result, self->src->name, &self->sink) < 0)
+        goto done;
+    p2s_strbuf_add(&self->out, result.buf, result.len);
+    self->changed = true;
+    status = P2S_TRANSPILE_OK;
+done:
+    p2s_strbuf_release(&result);
+    p2s_plan_release(&plan);
+    return status;
+}
+
+/* Moves the unit's diagnostics into sink (the caller's sink outlives the unit). */
+static void transpile__move_diagnostics(P2sUnit *unit, P2sDiagSink *sink)
+{
+    for (size_t i = 0; i < unit->sink.items.size; i++) {
+        array_push(&sink->items, unit->sink.items.contents[i]);
+        if (unit->sink.items.contents[i].severity == P2S_ERROR)
+            sink->errors++;
+    }
+    unit->sink.items.size = 0;
+    unit->sink.errors = 0;
+}
+
 P2sTranspileStatus p2s_transpile(const P2sSource *src, const P2sRules *rules, P2sTranspileMode mode,
                                  P2sDiagSink *sink, P2sStrbuf *out, bool *changed)
 {
-    P2sTranspileStatus status = P2S_TRANSPILE_INPUT_ERROR;
-    TSTree *tree = NULL;
-    P2sFindings found = {0};
-    P2sPlan plan;
-    p2s_plan_init(&plan);
+    P2sUnit unit;
+    p2s_unit_init(&unit, src);
     *changed = false;
-
-    if (p2s_source_validate(src, sink) < 0)
-        goto done;
-    size_t errors_before = sink->errors;
-    tree = p2s_parse(src, sink);
-    if (sink->errors > errors_before)
-        goto done;
-    if (mode == P2S_MODE_PARSE_ONLY) {
+    P2sTranspileStatus status = p2s_unit_parse(&unit);
+    if (status == P2S_TRANSPILE_OK && mode == P2S_MODE_PARSE_ONLY) {
         p2s_strbuf_add(out, src->bytes, src->len);
-        status = P2S_TRANSPILE_OK;
-        goto done;
+    } else if (status == P2S_TRANSPILE_OK) {
+        p2s_unit_find(&unit, rules, NULL);
+        status = p2s_unit_finish(&unit, rules);
+        if (status == P2S_TRANSPILE_OK) {
+            p2s_strbuf_add(out, unit.out.buf, unit.out.len);
+            *changed = unit.changed;
+        }
     }
-    status = P2S_TRANSPILE_INTERNAL_ERROR;
-    p2s_find(src, tree, rules, &found);
-    if (p2s_plan_build(src, &found, sink, &plan) < 0)
-        goto done;
-    if (p2s_plan_is_empty(&plan)) {
-        p2s_strbuf_add(out, src->bytes, src->len);
-        status = P2S_TRANSPILE_OK;
-        goto done;
-    }
-    P2sStrbuf result;
-    p2s_strbuf_init(&result);
-    p2s_emit(src, &plan, &result);
-    if (transpile__verify(&result, src->name, sink) < 0) {
-        p2s_strbuf_release(&result);
-        goto done;
-    }
-    p2s_strbuf_add(out, result.buf, result.len);
-    p2s_strbuf_release(&result);
-    *changed = true;
-    status = P2S_TRANSPILE_OK;
-done:
-    p2s_plan_release(&plan);
-    p2s_findings_release(&found);
-    if (tree)
-        ts_tree_delete(tree);
+    transpile__move_diagnostics(&unit, sink);
+    p2s_unit_release(&unit);
     return status;
 }

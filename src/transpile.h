@@ -1,9 +1,12 @@
-/* transpile.h — the whole pipeline for one source held in memory:
- * validate -> parse -> find -> plan -> emit -> verify. No I/O; diagnostics go to the sink. */
+/* transpile.h — the pipeline for one source held in memory:
+ * validate -> parse -> find -> check -> plan -> emit -> verify. No I/O; diagnostics go to the
+ * unit's sink. Tree mode runs the steps separately: every file is parsed and found first, then
+ * found again with what the other modules export, then finished. */
 #ifndef P2S_TRANSPILE_H
 #define P2S_TRANSPILE_H
 
 #include <stdbool.h>
+#include <tree_sitter/api.h>
 
 #include "diag.h"
 #include "find.h"
@@ -13,17 +16,36 @@
 
 typedef enum {
     P2S_TRANSPILE_OK,
-    P2S_TRANSPILE_INPUT_ERROR,     /* encoding or syntax errors in the input: nothing produced */
+    P2S_TRANSPILE_INPUT_ERROR,     /* encoding, syntax or contract errors: nothing produced */
     P2S_TRANSPILE_INTERNAL_ERROR,  /* the output failed verification: nothing produced */
 } P2sTranspileStatus;
 
 typedef enum {
-    P2S_MODE_TRANSPILE,   /* find, rewrite and verify */
+    P2S_MODE_TRANSPILE,   /* find, check, rewrite and verify */
     P2S_MODE_PARSE_ONLY,  /* validate and parse: the output is the input */
 } P2sTranspileMode;
 
-/* On OK, out holds the output bytes (the input itself when nothing changes) and *changed says
- * whether they differ from the input. */
+/* One source on its way through the pipeline. Owns everything but src. */
+typedef struct {
+    const P2sSource *src;
+    TSTree *tree;               /* NULL until parsed, or when the input was rejected */
+    P2sFindings found;
+    P2sDiagSink sink;
+    P2sStrbuf out;              /* the output once finished */
+    bool changed;               /* out differs from the input */
+} P2sUnit;
+
+void p2s_unit_init(P2sUnit *self, const P2sSource *src);
+/* Validates and parses. Returns OK or INPUT_ERROR (diagnostics in the sink). */
+P2sTranspileStatus p2s_unit_parse(P2sUnit *self);
+/* (Re)finds PyLayers; module may be NULL (a lone file). */
+void p2s_unit_find(P2sUnit *self, const P2sRules *rules, const P2sModule *module);
+/* Checks, plans, emits and verifies; fills out and changed. */
+P2sTranspileStatus p2s_unit_finish(P2sUnit *self, const P2sRules *rules);
+void p2s_unit_release(P2sUnit *self);
+
+/* All steps for a lone source; on OK, out holds the output (the input itself when nothing
+ * changes) and *changed says whether it differs. */
 P2sTranspileStatus p2s_transpile(const P2sSource *src, const P2sRules *rules, P2sTranspileMode mode,
                                  P2sDiagSink *sink, P2sStrbuf *out, bool *changed);
 

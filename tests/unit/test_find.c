@@ -66,7 +66,7 @@ static void run_case(const FindCase *c)
     p2s_source_from_bytes(&src, c->name, c->source, strlen(c->source));
     TSTree *tree = p2s_parse(&src, &sink);
     assert_int_equal(sink.errors, 0);
-    p2s_find(&src, tree, &rules, &found);
+    p2s_find(&src, tree, &rules, NULL, &found);
     for (size_t i = 0; i < found.classes.size; i++) {
         const P2sPyLayerClass *cls = &found.classes.contents[i];
         if (!cls->is_pylayer)
@@ -108,7 +108,7 @@ static void test_find_recognises_its_own_marker(void **state)
     p2s_rules_load_default(&rules, &err);
     p2s_source_from_bytes(&src, "m.py", text, sizeof text - 1);
     TSTree *tree = p2s_parse(&src, &sink);
-    p2s_find(&src, tree, &rules, &found);
+    p2s_find(&src, tree, &rules, NULL, &found);
     assert_true(found.already_transpiled);
     assert_int_equal(found.runtime_import_at, 13);
     p2s_findings_release(&found);
