@@ -84,10 +84,8 @@ class StaticContext:
 
     @paddle.jit.not_to_static
     def mark_not_inplace(self, *tensors: Any) -> None:
-        """Eager semantics: an input returned by forward comes back as a new tensor.
-
-        The `pylayer` op's outputs are always new values, so nothing else is needed.
-        """
+        """Eager semantics: an input among `tensors` that forward returns as it is
+        comes back as a new tensor that gradients do not flow through."""
         object.__getattribute__(self, _STATE).not_inplace.extend(tensors)
 
     @paddle.jit.not_to_static

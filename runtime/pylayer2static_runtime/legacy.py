@@ -42,12 +42,6 @@ class LegacyAdapter:
             )
         return values
 
-    def prepare_grad(self, grad: Any) -> Any:
-        # `static_pylayer` renames each returned gradient variable to `<input>@GRAD`:
-        # give it a variable of its own, so a saved tensor, an incoming gradient or a
-        # gradient returned for two inputs is never renamed.
-        return paddle.assign(grad) if isinstance(grad, Variable) else grad
-
     def outputs_as_list(self, result: Any, count: int) -> List[Any]:
         return list(result) if result is not None else []
 

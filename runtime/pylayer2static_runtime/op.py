@@ -94,8 +94,27 @@ def _static_function(fn: Callable[..., Any]) -> Callable[..., Any]:
         return fn
 
 
+def _is_in(value: Any, values: List[Any]) -> bool:
+    return any(value is v for v in values)
+
+
+def _gets_no_gradient(output: Any, state: Any, inputs: List[Any]) -> bool:
+    """Eager semantics: outputs marked non-differentiable, and inputs returned as they
+    are after `mark_not_inplace` (eager returns a new tensor that gradients do not
+    flow through), get no gradient."""
+    if _is_in(output, state.non_differentiable):
+        return True
+    return _is_in(output, state.not_inplace) and _is_in(output, inputs)
+
+
 def _has_tensor(value: Any, is_tensor: Callable[[Any], bool]) -> bool:
     return any(is_tensor(leaf) for leaf in structure.flatten(value))
+
+
+class _Building:
+    """How many backward functions are being built (they can call PyLayers)."""
+
+    backward_depth = 0
 
 
 class PyLayerOp:
@@ -112,6 +131,10 @@ class PyLayerOp:
         ctx = context.StaticContext(is_tensor)
         state = context.state_of(ctx)
         static_forward = _static_function(forward)
+        if _Building.backward_depth:
+            # Inside a backward, eager runs a PyLayer's forward without recording
+            # a gradient: no op, no backward, just forward's values.
+            return static_forward(ctx, *self.args, **self.kwargs)
         static_backward = _static_function(backward)
 
         call = (self.args, self.kwargs)
@@ -144,7 +167,11 @@ class PyLayerOp:
         def backward_fn(*grads: Any) -> List[Any]:
             context.enter_backward(state, adapter.restore(record["carried"]))
             slot_grads = self._slot_grads(list(grads), record, state, is_tensor)
-            result = static_backward(ctx, *slot_grads)
+            _Building.backward_depth += 1
+            try:
+                result = static_backward(ctx, *slot_grads)
+            finally:
+                _Building.backward_depth -= 1
             returned = result if isinstance(result, tuple) else (result,)
             if len(returned) != len(in_slots):
                 raise contract_error(
@@ -155,7 +182,12 @@ class PyLayerOp:
             flat: List[Any] = []
             for slot, grad in zip(in_slots, returned):
                 flat.extend(self._input_grads(slot, grad, is_tensor))
-            return [adapter.prepare_grad(g) for g in flat]
+            # Each input gets a gradient value of its own. Returning one value for
+            # several inputs (`return dy, dy`) mixes up their gradients in PIR's
+            # autodiff (paddle 3.3.1) and, in the legacy IR, `static_pylayer` renames
+            # the returned variable to `<input>@GRAD` once per input (paddle 2.6.2),
+            # which also breaks when it is an incoming gradient or a saved tensor.
+            return [paddle.assign(g) if is_tensor(g) else g for g in flat]
 
         try:
             result = static_pylayer(forward_fn, inputs, backward_fn)
@@ -166,9 +198,8 @@ class PyLayerOp:
             raise contract_error(self.cls, "forward was not run while building the op")
         outs = adapter.outputs_as_list(result, len(record["tensors"]))
         leaves = list(record["leaves"])
-        marked = state.non_differentiable
         for pos, inner, outer in zip(record["positions"], record["tensors"], outs):
-            if any(inner is m for m in marked):
+            if _gets_no_gradient(inner, state, inputs):
                 outer.stop_gradient = True
             leaves[pos] = outer
         return structure.pack_as(record["out"], leaves)

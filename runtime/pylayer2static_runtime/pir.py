@@ -43,9 +43,6 @@ class PirAdapter:
             )
         return list(values)
 
-    def prepare_grad(self, grad: Any) -> Any:
-        return grad
-
     def outputs_as_list(self, result: Any, count: int) -> List[Any]:
         """Undo `static_pylayer`'s unwrapping of a single output."""
         if count == 1:

@@ -159,6 +159,8 @@ def run_static(module: Any, state: Dict[str, np.ndarray]) -> Result:
             wrt = [x for x in xs if not x.stop_gradient]
             params = list(model.named_parameters())
             grads = paddle.static.gradients([loss], wrt + [p for _, p in params]) if loss is not None else []
+            # PIR gives a null-typed value where backward returned None: no gradient.
+            grads = [None if g is None or (hasattr(g, "initialized") and not g.initialized()) else g for g in grads]
         exe = paddle.static.Executor(paddle.CPUPlace())
         exe.run(startup)
         scope = paddle.static.global_scope()
@@ -207,6 +209,9 @@ def run_jit_save(module: Any, state: Dict[str, np.ndarray]) -> List[Result]:
         config = paddle.inference.Config(_model_file(prefix), prefix + ".pdiparams")
         config.disable_gpu()
         config.disable_glog_info()
+        # paddle 3.3.1's oneDNN inference passes mis-run a pylayer op with two outputs
+        # fed by a Linear (the framework's own dy2static PyLayer path too): run without.
+        config.disable_mkldnn()
         predictor = paddle.inference.create_predictor(config)
         for name, array in zip(predictor.get_input_names(), arrays):
             predictor.get_input_handle(name).copy_from_cpu(array)
@@ -236,7 +241,11 @@ def train_losses(module: Any, state: Dict[str, np.ndarray], wrap: Callable[[Any]
     opt = paddle.optimizer.SGD(0.1, parameters=model.parameters())
     losses = []
     for step in range(steps):
-        inputs = [paddle.to_tensor(a) for a in input_arrays(module, seed=step + 1)]
+        inputs = []
+        for array, (_, _, needs_grad) in zip(input_arrays(module, seed=step + 1), module.INPUTS):
+            tensor = paddle.to_tensor(array)
+            tensor.stop_gradient = not needs_grad
+            inputs.append(tensor)
         loss = _loss(fn(*inputs))
         loss.backward()
         opt.step()
@@ -251,7 +260,11 @@ def static_train_losses(module: Any, state: Dict[str, np.ndarray], steps: int) -
     try:
         main, startup = paddle.static.Program(), paddle.static.Program()
         with paddle.static.program_guard(main, startup):
-            xs = [paddle.static.data(f"x{i}", s, d) for i, (s, d, _) in enumerate(module.INPUTS)]
+            xs = []
+            for i, (shape, dtype, needs_grad) in enumerate(module.INPUTS):
+                x = paddle.static.data(f"x{i}", shape, dtype)
+                x.stop_gradient = not needs_grad
+                xs.append(x)
             paddle.seed(0)
             model = module.Model()
             loss = _loss(model(*xs))

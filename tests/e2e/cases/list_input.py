@@ -1,0 +1,27 @@
+"""Tensors inside a list argument are op inputs (eager 3.x passes their gradients as a list)."""
+import paddle
+from paddle.autograd import PyLayer
+
+
+class Combine(PyLayer):
+    @staticmethod
+    def forward(ctx, xs, k=2.0):
+        a, b = xs
+        ctx.k = k
+        return a * k + b
+
+    @staticmethod
+    def backward(ctx, dy):
+        return [dy * ctx.k, dy]
+
+
+class Model(paddle.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.linear = paddle.nn.Linear(4, 3)
+
+    def forward(self, x, y):
+        return Combine.apply([self.linear(x), y], k=3.0)
+
+
+INPUTS = [([2, 4], "float32", True), ([2, 3], "float32", True)]

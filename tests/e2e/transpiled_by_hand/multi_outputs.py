@@ -1,0 +1,40 @@
+"""Forward returns two tensors; backward takes two gradients."""
+import paddle; import pylayer2static_runtime as _p2s
+from paddle.autograd import PyLayer
+
+
+class SinCos(PyLayer):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return paddle.sin(x), paddle.cos(x)
+
+    @staticmethod
+    def backward(ctx, dsin, dcos):
+        x, = ctx.saved_tensor()
+        return dsin * paddle.cos(x) - dcos * paddle.sin(x)
+
+
+class Model(paddle.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.linear = paddle.nn.Linear(4, 3)
+
+    def forward(self, x):
+        s, c = _p2s.apply(SinCos, self.linear(x))
+        return s * 2.0 + c, c
+
+
+INPUTS = [([2, 4], "float32", True)]
+
+
+# --- pylayer2static 0.1.0: static-graph builders (generated; edit the classes above) ---
+_p2s.require("0.1.0")
+
+
+@_p2s.register(SinCos)
+def _p2s_static_SinCos(x):
+    """SinCos.apply in a static graph: one `pylayer` op."""
+    op = _p2s.PyLayerOp(SinCos, (x,), {})
+    return op.build(forward=SinCos.forward, backward=SinCos.backward)
+# pylayer2static 0.1.0

@@ -1,0 +1,61 @@
+"""Outputs mixing tensors and a Python number; a 1-tuple stays a 1-tuple.
+
+(Lists of tensors among the outputs crash eager PyLayer itself, so no case has them.)
+"""
+import paddle; import pylayer2static_runtime as _p2s
+from paddle.autograd import PyLayer
+
+
+class Parts(PyLayer):
+    @staticmethod
+    def forward(ctx, x, scale):
+        ctx.scale = scale
+        return x * scale, scale + 1.0, x * 3.0
+
+    @staticmethod
+    def backward(ctx, dy, d3):
+        return dy * ctx.scale + d3 * 3.0
+
+
+class One(PyLayer):
+    @staticmethod
+    def forward(ctx, x):
+        return (paddle.exp(x),)
+
+    @staticmethod
+    def backward(ctx, dy):
+        return dy * 2.0
+
+
+class Model(paddle.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.linear = paddle.nn.Linear(4, 3)
+
+    def forward(self, x):
+        h = self.linear(x)
+        y, bumped, tripled = _p2s.apply(Parts, h, 2.0)
+        single = _p2s.apply(One, h)
+        return y * bumped + tripled * tripled, single[0]
+
+
+INPUTS = [([2, 4], "float32", True)]
+
+
+# --- pylayer2static 0.1.0: static-graph builders (generated; edit the classes above) ---
+_p2s.require("0.1.0")
+
+
+@_p2s.register(Parts)
+def _p2s_static_Parts(x, scale):
+    """Parts.apply in a static graph: one `pylayer` op."""
+    op = _p2s.PyLayerOp(Parts, (x, scale), {})
+    return op.build(forward=Parts.forward, backward=Parts.backward)
+
+
+@_p2s.register(One)
+def _p2s_static_One(x):
+    """One.apply in a static graph: one `pylayer` op."""
+    op = _p2s.PyLayerOp(One, (x,), {})
+    return op.build(forward=One.forward, backward=One.backward)
+# pylayer2static 0.1.0
