@@ -56,7 +56,7 @@ def apply(layer: Any, *args: Any, **kwargs: Any) -> Any:
     """`layer.apply(*args, **kwargs)`, built as a `pylayer` op when a static graph is being built."""
     cls = _layer_class(layer)
     if paddle.in_dynamic_mode():
-        return cls.apply(*args, **kwargs)
+        return sot.run_eagerly(cls.apply, *args, **kwargs)
     return builder_of(cls)(*args, **kwargs)
 
 

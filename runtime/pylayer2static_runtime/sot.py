@@ -8,6 +8,10 @@ unconverted code. Two things make that break clean:
 - `apply` is a "break graph" function (paddle 3.3.1 `paddle.jit.marker.force_dynamic`):
   SOT breaks at its call site instead of simulating it (2.6.2 has no such marker:
   simulating it reaches `cls.apply`, which breaks the graph at the same call site);
+- the eager call runs with SOT's frame evaluation off (`run_eagerly`), so the user's
+  forward runs natively inside `cls.apply`, as in eager mode; 2.6.2's SOT otherwise
+  translates that frame too and fails on e.g. a `for` over `*args` (it does so for
+  unconverted code as well);
 - the runtime's files are in SOT's skip list (paddle 3.3.1 and 2.6.2
   `paddle/jit/sot/opcode_translator/skip_files.py`), so the eagerly run call is not
   translated again as a new frame. Without this, 2.6.2 translates `apply` itself and
@@ -15,6 +19,18 @@ unconverted code. Two things make that break clean:
 """
 import os
 from typing import Any, Callable
+
+
+def run_eagerly(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """`fn(*args, **kwargs)` with SOT's frame evaluation switched off meanwhile
+    (as paddle 3.3.1 and 2.6.2 `paddle.jit.sot.utils.no_eval_frame` do)."""
+    import paddle
+
+    previous = paddle.framework.core.set_eval_frame(None)
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        paddle.framework.core.set_eval_frame(previous)
 
 
 def skip_runtime_files() -> None:

@@ -26,6 +26,11 @@ class Model(paddle.nn.Layer):
 
 INPUTS = [([2, 4], "float32", True), ([2, 3], "float32", True)]
 
+# paddle 2.6.2's eager PyLayer mishandles tensors inside list arguments (the gradient
+# of the list's first tensor goes to its last leaf tensor; non-leaf ones get none), so
+# there is no eager reference for gradients: on 2.6 only the exported forward is compared.
+MODES_2_6 = ("jit_save",)
+
 
 # --- pylayer2static 0.1.0: static-graph builders (generated; edit the classes above) ---
 _p2s.require("0.1.0")
