@@ -6,7 +6,7 @@ CC ?= cc
 CFLAGS ?= -O2 -g
 WARNINGS := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 override CFLAGS += -std=c11 -D_DEFAULT_SOURCE -D_GNU_SOURCE $(WARNINGS) -MMD -MP
-LDLIBS := -ltree-sitter -lcjson
+LDLIBS := -ltree-sitter -lcjson -lpthread
 PYTHON ?= python3
 PREFIX ?= /usr/local
 

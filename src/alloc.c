@@ -3,6 +3,7 @@
 
 #include <cjson/cJSON.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <tree_sitter/api.h>
@@ -12,7 +13,7 @@
 #define CLEANUP_SLOTS 64
 #define CLEANUP_PATH_MAX 4096
 
-static unsigned long alloc__count;
+static atomic_ulong alloc__count;  /* workers allocate concurrently */
 static unsigned long alloc__fail_at;  /* 0: never */
 
 static char alloc__cleanup_paths[CLEANUP_SLOTS][CLEANUP_PATH_MAX];
@@ -30,8 +31,8 @@ static void alloc__die(void)
 
 static int alloc__should_fail(void)
 {
-    alloc__count++;
-    return alloc__fail_at != 0 && alloc__count == alloc__fail_at;
+    unsigned long n = atomic_fetch_add(&alloc__count, 1) + 1;
+    return alloc__fail_at != 0 && n == alloc__fail_at;
 }
 
 void *p2s_malloc(size_t n)
@@ -80,7 +81,7 @@ void p2s_alloc_init(void)
 {
     const char *fail = getenv("P2S_FAIL_ALLOC");
     alloc__fail_at = fail ? strtoul(fail, NULL, 10) : 0;
-    alloc__count = 0;
+    atomic_store(&alloc__count, 0);
     ts_set_allocator(p2s_malloc, p2s_calloc, p2s_realloc, p2s_free);
     cJSON_Hooks hooks = {p2s_malloc, p2s_free};
     cJSON_InitHooks(&hooks);

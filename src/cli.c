@@ -1,36 +1,55 @@
 /* cli.c — option parsing. */
 #include "cli.h"
 
+#include <stdlib.h>
 #include <string.h>
 
-#include "version.h"
-
 static const char cli__usage[] =
-    "usage: pylayer2static [OPTIONS] INPUT.py\n"
+    "usage: pylayer2static [OPTIONS] INPUT.py [-o OUTPUT.py]\n"
+    "       pylayer2static [OPTIONS] SRC_DIR -o OUT_DIR\n"
     "\n"
     "Rewrites PaddlePaddle PyLayer code so it runs as a static graph: every PyLayer.apply goes\n"
     "through pylayer2static_runtime, and each PyLayer gets a static builder that constructs a\n"
     "`pylayer` op with forward and backward sub-blocks.\n"
     "\n"
-    "INPUT is a Python file, or - for standard input. The result goes to standard output unless\n"
-    "-o or --in-place says otherwise; diagnostics go to standard error.\n"
+    "INPUT is a Python file, or - for standard input; the result goes to standard output unless\n"
+    "-o or --in-place says otherwise. A directory is transpiled as a tree into OUT_DIR.\n"
+    "Diagnostics go to standard error (to standard output with --lint).\n"
     "\n"
-    "options:\n"
-    "  -o, --output FILE        write the result to FILE atomically (- is standard output)\n"
+    "output:\n"
+    "  -o, --output PATH        write the result to PATH atomically (- is standard output)\n"
     "  -i, --in-place           rewrite INPUT atomically\n"
-    "      --stdin-filename NAME  the name used for standard input in messages\n"
-    "      --output-format FMT  diagnostics as text (default) or json\n"
-    "      --color WHEN         color diagnostics: auto (default), always, never\n"
+    "      --check              write nothing; exit 1 if the output (or, without -o, the input)\n"
+    "                           is missing or not what this run would write\n"
+    "      --diff               write nothing; print a unified diff of what would change\n"
+    "      --lint               diagnostics only, on standard output; write nothing\n"
+    "      --list               print each PyLayer class and .apply site; write nothing\n"
+    "      --parse-only         parse and report syntax errors only; the output is the input\n"
+    "\n"
+    "diagnostics:\n"
+    "      --output-format FMT  text (default), json or sarif\n"
+    "      --color WHEN         auto (default), always or never\n"
     "  -q, --quiet              print errors only\n"
-    "      --parse-only         parse and report syntax errors only; output is the input\n"
+    "      --stdin-filename NAME  the name of standard input in messages\n"
+    "      --select CODES       report only these codes (comma-separated prefixes: P2S1,P2S201)\n"
+    "      --ignore CODES       do not report these codes (prefixes)\n"
+    "\n"
+    "tree mode:\n"
+    "      --exclude GLOB       skip matching paths (repeatable; .gitignore is respected too)\n"
+    "  -j, --jobs N             worker threads (default: the number of processors)\n"
+    "      --depfile FILE       write make/ninja dependencies of every output to FILE\n"
+    "\n"
+    "configuration:\n"
     "      --rules FILE         read more rules from FILE over the built-in ones (repeatable)\n"
+    "      --config FILE        read [tool.pylayer2static] from FILE, not the nearest pyproject.toml\n"
+    "      --no-config          read no pyproject.toml\n"
     "  -h, --help               show this help and exit\n"
     "      --version            show tool, grammar and rules versions and exit\n"
     "\n"
     "exit codes:\n"
     "  0    success (warnings and notes allowed)\n"
     "  1    the input has errors: syntax, encoding (NUL bytes, invalid UTF-8, a non-UTF-8\n"
-    "       coding cookie), PyLayer contract errors\n"
+    "       coding cookie), PyLayer contract errors; or --check found a stale or missing output\n"
     "  2    usage, configuration or rules-file error\n"
     "  3    I/O error: cannot read the input or write the output\n"
     "  4    internal error: the output failed verification, out of memory\n"
@@ -41,24 +60,32 @@ void p2s_cli_usage(P2sStrbuf *out)
     p2s_strbuf_adds(out, cli__usage);
 }
 
+void p2s_cli_release(P2sOptions *opts)
+{
+    array_delete(&opts->rules_files);
+    array_delete(&opts->select);
+    array_delete(&opts->ignore);
+    array_delete(&opts->excludes);
+}
+
 static int cli__fail(P2sStrbuf *err, const char *fmt, const char *arg)
 {
     p2s_strbuf_addf(err, fmt, arg);
     return -1;
 }
 
-/* `--name VALUE` or `--name=VALUE`; advances *i past a separate value. NULL when arg is not
- * this option; sets *missing when the value is absent. */
+/* `--name VALUE` or `--name=VALUE` (and `-x VALUE` for a short name); advances *i past a
+ * separate value. NULL when arg is not this option; sets *missing when the value is absent. */
 static const char *cli__value(int argc, char **argv, int *i, const char *name, bool *missing)
 {
     const char *arg = argv[*i];
     size_t n = strlen(name);
     if (strncmp(arg, name, n) != 0)
         return NULL;
-    if (arg[n] == '=')
+    if (arg[n] == '=' && name[1] == '-')
         return arg + n + 1;
     if (arg[n] != '\0')
-        return NULL;
+        return name[1] == '-' ? NULL : arg + n;  /* -ofile, -j4 */
     if (*i + 1 >= argc) {
         *missing = true;
         return NULL;
@@ -76,43 +103,64 @@ static int cli__parse_choice(const char *option, const char *value, const char *
     return -1;
 }
 
+static int cli__jobs(const char *value, unsigned *out, P2sStrbuf *err)
+{
+    char *end;
+    unsigned long n = strtoul(value, &end, 10);
+    if (!*value || *end || n == 0 || n > 256)
+        return cli__fail(err, "invalid value '%s' for --jobs (1 to 256)", value);
+    *out = (unsigned)n;
+    return 0;
+}
+
+typedef struct {
+    const char *long_name, *short_name;
+    bool *flag;
+} CliFlag;
+
 int p2s_cli_parse(int argc, char **argv, P2sOptions *out, P2sStrbuf *err)
 {
-    static const char *const formats[] = {"text", "json"};
+    static const char *const formats[] = {"text", "json", "sarif"};
     static const char *const colors[] = {"auto", "always", "never"};
     memset(out, 0, sizeof *out);
+    const CliFlag flags[] = {
+        {"--help", "-h", &out->help}, {"--version", NULL, &out->version},
+        {"--in-place", "-i", &out->in_place}, {"--quiet", "-q", &out->quiet},
+        {"--parse-only", NULL, &out->parse_only}, {"--check", NULL, &out->check},
+        {"--diff", NULL, &out->diff}, {"--lint", NULL, &out->lint}, {"--list", NULL, &out->list},
+        {"--no-config", NULL, &out->no_config},
+    };
     bool only_operands = false;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         const char *value;
-        bool missing = false;
+        bool missing = false, matched = false;
         if (only_operands || arg[0] != '-' || strcmp(arg, "-") == 0) {
             if (out->input)
                 return cli__fail(err, "unexpected extra input '%s' (one INPUT at a time)", arg);
             out->input = arg;
-        } else if (strcmp(arg, "--") == 0) {
+            continue;
+        }
+        if (strcmp(arg, "--") == 0) {
             only_operands = true;
-        } else if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
-            out->help = true;
-        } else if (strcmp(arg, "--version") == 0) {
-            out->version = true;
-        } else if (strcmp(arg, "-i") == 0 || strcmp(arg, "--in-place") == 0) {
-            out->in_place = true;
-        } else if (strcmp(arg, "-q") == 0 || strcmp(arg, "--quiet") == 0) {
-            out->quiet = true;
-        } else if (strcmp(arg, "--parse-only") == 0) {
-            out->parse_only = true;
-        } else if (strcmp(arg, "-o") == 0) {
-            if (i + 1 >= argc)
-                return cli__fail(err, "option '%s' needs a value", arg);
-            out->output = argv[++i];
+            continue;
+        }
+        for (size_t k = 0; k < sizeof flags / sizeof flags[0] && !matched; k++) {
+            if (strcmp(arg, flags[k].long_name) == 0 || (flags[k].short_name && strcmp(arg, flags[k].short_name) == 0)) {
+                *flags[k].flag = true;
+                matched = true;
+            }
+        }
+        if (matched)
+            continue;
+        if ((value = cli__value(argc, argv, &i, "-o", &missing)) ||
+            (value = cli__value(argc, argv, &i, "--output", &missing))) {
+            out->output = value;
         } else if ((value = cli__value(argc, argv, &i, "--output-format", &missing))) {
-            int k = cli__parse_choice("--output-format", value, formats, 2, err);
+            int k = cli__parse_choice("--output-format", value, formats, 3, err);
             if (k < 0)
                 return -1;
             out->format = (P2sFormat)k;
-        } else if ((value = cli__value(argc, argv, &i, "--output", &missing))) {
-            out->output = value;
         } else if ((value = cli__value(argc, argv, &i, "--color", &missing))) {
             int k = cli__parse_choice("--color", value, colors, 3, err);
             if (k < 0)
@@ -121,9 +169,22 @@ int p2s_cli_parse(int argc, char **argv, P2sOptions *out, P2sStrbuf *err)
         } else if ((value = cli__value(argc, argv, &i, "--stdin-filename", &missing))) {
             out->stdin_filename = value;
         } else if ((value = cli__value(argc, argv, &i, "--rules", &missing))) {
-            if (out->rules_count == P2S_MAX_RULES_FILES)
-                return cli__fail(err, "too many --rules files (at most %s)", "16");
-            out->rules_files[out->rules_count++] = value;
+            array_push(&out->rules_files, value);
+        } else if ((value = cli__value(argc, argv, &i, "--select", &missing))) {
+            array_push(&out->select, value);
+            out->select_given = true;
+        } else if ((value = cli__value(argc, argv, &i, "--ignore", &missing))) {
+            array_push(&out->ignore, value);
+        } else if ((value = cli__value(argc, argv, &i, "--exclude", &missing))) {
+            array_push(&out->excludes, value);
+        } else if ((value = cli__value(argc, argv, &i, "-j", &missing)) ||
+                   (value = cli__value(argc, argv, &i, "--jobs", &missing))) {
+            if (cli__jobs(value, &out->jobs, err) < 0)
+                return -1;
+        } else if ((value = cli__value(argc, argv, &i, "--depfile", &missing))) {
+            out->depfile = value;
+        } else if ((value = cli__value(argc, argv, &i, "--config", &missing))) {
+            out->config = value;
         } else if (missing) {
             return cli__fail(err, "option '%s' needs a value", arg);
         } else {
@@ -138,5 +199,22 @@ int p2s_cli_parse(int argc, char **argv, P2sOptions *out, P2sStrbuf *err)
         return cli__fail(err, "%s", "--in-place and -o cannot be combined");
     if (out->in_place && strcmp(out->input, "-") == 0)
         return cli__fail(err, "%s", "--in-place needs a file, not standard input");
+    if (out->lint + out->list + out->parse_only > 1)
+        return cli__fail(err, "%s", "--lint, --list and --parse-only exclude each other");
+    return 0;
+}
+
+int p2s_cli_validate(const P2sOptions *opts, bool tree_mode, P2sStrbuf *err)
+{
+    if (tree_mode) {
+        bool writes = !opts->lint && !opts->list;
+        if (writes && !opts->in_place && (!opts->output || strcmp(opts->output, "-") == 0))
+            return cli__fail(err, "%s", "a directory INPUT needs -o OUT_DIR (or --in-place)");
+        if (opts->stdin_filename)
+            return cli__fail(err, "%s", "--stdin-filename is for standard input");
+        return 0;
+    }
+    if (opts->excludes.size || opts->depfile || opts->jobs)
+        return cli__fail(err, "%s", "--exclude, --jobs and --depfile are for a directory INPUT");
     return 0;
 }

@@ -520,6 +520,17 @@ static Meaning find__resolve(const Finder *f, TSNode expr, size_t scope, size_t 
     return none;
 }
 
+/* Remembers that this module depends on another module's PyLayer (for --depfile). */
+static void find__note_external(Finder *f, const Meaning *m)
+{
+    if (!find__is_external(f, m))
+        return;
+    for (size_t i = 0; i < f->out->externals_used.size; i++)
+        if (strcmp(f->out->externals_used.contents[i], m->qual) == 0)
+            return;
+    array_push(&f->out->externals_used, p2s_strdup(m->qual));
+}
+
 /* Marks PyLayer classes until nothing changes: a base may be a PyLayer found on a later pass. */
 static void find__mark_pylayers(Finder *f)
 {
@@ -540,6 +551,7 @@ static void find__mark_pylayers(Finder *f)
                 if (find__meaning_is_pylayer_base(f, &m) && !(m.kind == MEANING_CLASS && m.class_index == i)) {
                     cls->is_pylayer = true;
                     changed = true;
+                    find__note_external(f, &m);
                 }
                 find__meaning_release(&m);
             }
@@ -685,6 +697,7 @@ static void find__resolve_sites(Finder *f)
         Meaning m = find__resolve(f, object, c->scope, ts_node_start_byte(c->attribute), 0);
         bool local = m.kind == MEANING_CLASS && f->out->classes.contents[m.class_index].is_pylayer;
         if (local || find__is_external(f, &m)) {
+            find__note_external(f, &m);
             P2sApplySite site = {0};
             site.attribute = c->attribute;
             site.class_index = local ? m.class_index : SIZE_MAX;
@@ -827,7 +840,10 @@ void p2s_findings_release(P2sFindings *self)
         p2s_free(self->classes.contents[i].qualname);
     for (size_t i = 0; i < self->exports.size; i++)
         p2s_free(self->exports.contents[i]);
+    for (size_t i = 0; i < self->externals_used.size; i++)
+        p2s_free(self->externals_used.contents[i]);
     array_delete(&self->exports);
+    array_delete(&self->externals_used);
     array_delete(&self->classes);
     array_delete(&self->sites);
     memset(self, 0, sizeof *self);

@@ -1,5 +1,5 @@
-/* main.c — the program: options, rules, one input through the pipeline, diagnostics, output. */
-#include <cjson/cJSON.h>
+/* main.c — the program: options, configuration, rules, then one file or a tree through the
+ * pipeline, diagnostics, and what becomes of the result. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,13 +9,14 @@
 
 #include "alloc.h"
 #include "cli.h"
-#include "diag_json.h"
-#include "diag_text.h"
+#include "config.h"
+#include "deliver.h"
 #include "io.h"
-#include "output.h"
 #include "parse.h"
+#include "report.h"
 #include "rules.h"
 #include "transpile.h"
+#include "tree.h"
 #include "version.h"
 
 #ifndef P2S_GRAMMAR_VERSION
@@ -40,12 +41,6 @@ static void main__install_signals(void)
     signal(SIGPIPE, SIG_IGN);  /* a closed stdout is a write error (exit 3), not a silent death */
 }
 
-static void main__print(FILE *stream, const char *text, size_t len)
-{
-    fwrite(text, 1, len, stream);
-    fflush(stream);
-}
-
 static void main__message(const char *fmt, const char *arg)
 {
     fprintf(stderr, "pylayer2static: error: ");
@@ -58,37 +53,8 @@ static bool main__use_color(const P2sOptions *opts)
     if (opts->color != P2S_COLOR_AUTO)
         return opts->color == P2S_COLOR_ALWAYS;
     const char *term = getenv("TERM");
-    return isatty(STDERR_FILENO) && !getenv("NO_COLOR") && term && strcmp(term, "dumb") != 0;
-}
-
-/* Prints the sink; src is NULL when the input could not be read. */
-static void main__report(const P2sOptions *opts, const char *name, const P2sSource *src,
-                         const P2sDiagSink *sink)
-{
-    if (opts->format == P2S_FORMAT_JSON) {
-        cJSON *array = cJSON_CreateArray();
-        for (size_t i = 0; i < sink->items.size; i++)
-            p2s_diag_json_add(array, name, src, &sink->items.contents[i]);
-        char *text = cJSON_Print(array);
-        fprintf(stderr, "%s\n", text);
-        p2s_free(text);
-        cJSON_Delete(array);
-        return;
-    }
-    bool color = main__use_color(opts);
-    P2sStrbuf out;
-    p2s_strbuf_init(&out);
-    for (size_t i = 0; i < sink->items.size; i++) {
-        const P2sDiag *d = &sink->items.contents[i];
-        if (opts->quiet && d->severity != P2S_ERROR)
-            continue;
-        if (src)
-            p2s_diag_text_format(src, d, color, &out);
-        else
-            p2s_diag_text_format_unread(name, d, color, &out);
-    }
-    main__print(stderr, out.buf, out.len);
-    p2s_strbuf_release(&out);
+    int fd = opts->lint ? STDOUT_FILENO : STDERR_FILENO;
+    return isatty(fd) && !getenv("NO_COLOR") && term && strcmp(term, "dumb") != 0;
 }
 
 static void main__version(const P2sRules *rules)
@@ -108,6 +74,57 @@ static bool main__same_file(const char *a, const char *b)
     return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+/* Where configuration is looked for: the input's directory (the cwd for stdin). */
+static char *main__config_start(const P2sOptions *opts, bool tree_mode)
+{
+    if (strcmp(opts->input, "-") == 0)
+        return p2s_strdup(".");
+    if (tree_mode)
+        return p2s_strdup(opts->input);
+    const char *slash = strrchr(opts->input, '/');
+    return slash ? p2s_strndup(opts->input, (size_t)(slash - opts->input) + (slash == opts->input)) : p2s_strdup(".");
+}
+
+/* Reads [tool.pylayer2static] and merges it under the command line: config rules load first,
+ * --select replaces the config's select, ignore and exclude add up, -j wins. */
+static int main__load_config(P2sOptions *opts, bool tree_mode, P2sConfig *config)
+{
+    memset(config, 0, sizeof *config);
+    if (opts->no_config)
+        return 0;
+    char *start = main__config_start(opts, tree_mode);
+    char *path = opts->config ? p2s_strdup(opts->config) : p2s_config_discover(start);
+    p2s_free(start);
+    if (!path)
+        return 0;
+    P2sStrbuf err;
+    p2s_strbuf_init(&err);
+    int rc = p2s_config_load(path, config, &err);
+    if (rc < 0) {
+        fprintf(stderr, "%s\n", err.buf);
+    } else {
+        P2sStringList rules = {0};
+        for (size_t i = 0; i < config->rules.size; i++)
+            array_push(&rules, (const char *)config->rules.contents[i]);
+        for (size_t i = 0; i < opts->rules_files.size; i++)
+            array_push(&rules, opts->rules_files.contents[i]);
+        array_delete(&opts->rules_files);
+        opts->rules_files = rules;
+        if (!opts->select_given)
+            for (size_t i = 0; i < config->select.size; i++)
+                array_push(&opts->select, (const char *)config->select.contents[i]);
+        for (size_t i = 0; i < config->ignore.size; i++)
+            array_push(&opts->ignore, (const char *)config->ignore.contents[i]);
+        for (size_t i = 0; i < config->exclude.size; i++)
+            array_push(&opts->excludes, (const char *)config->exclude.contents[i]);
+        if (!opts->jobs)
+            opts->jobs = config->jobs;
+    }
+    p2s_strbuf_release(&err);
+    p2s_free(path);
+    return rc;
+}
+
 static int main__load_rules(const P2sOptions *opts, P2sRules *rules)
 {
     P2sStrbuf err;
@@ -115,8 +132,8 @@ static int main__load_rules(const P2sOptions *opts, P2sRules *rules)
     int rc = 0;
     if (p2s_rules_load_default(rules, &err) < 0)
         rc = -1;
-    for (size_t i = 0; rc == 0 && i < opts->rules_count; i++)
-        if (p2s_rules_load_file(rules, opts->rules_files[i], &err) < 0)
+    for (size_t i = 0; rc == 0 && i < opts->rules_files.size; i++)
+        if (p2s_rules_load_file(rules, opts->rules_files.contents[i], &err) < 0)
             rc = -1;
     if (rc < 0)
         fprintf(stderr, "%s\n", err.buf);
@@ -124,60 +141,65 @@ static int main__load_rules(const P2sOptions *opts, P2sRules *rules)
     return rc;
 }
 
-static int main__run(const P2sOptions *opts, const P2sRules *rules)
+static int main__run_file(const P2sOptions *opts, const P2sRules *rules, P2sReport *report)
 {
     bool from_stdin = strcmp(opts->input, "-") == 0;
     const char *name = from_stdin ? (opts->stdin_filename ? opts->stdin_filename : "<stdin>") : opts->input;
     const char *dest = opts->in_place ? opts->input : opts->output;
-    bool to_stdout = !dest || strcmp(dest, "-") == 0;
     P2sSource src = {0};
-    P2sDiagSink sink;
-    P2sStrbuf out, err;
-    p2s_diag_sink_init(&sink);
-    p2s_strbuf_init(&out);
+    P2sUnit unit;
+    P2sDiagSink io;
+    P2sStrbuf err;
+    p2s_diag_sink_init(&io);
     p2s_strbuf_init(&err);
+    p2s_unit_init(&unit, &src);
     int code = P2S_EXIT_OK;
-    bool changed = false;
 
-    if (!opts->in_place && !to_stdout && !from_stdin && main__same_file(opts->input, dest)) {
+    if (!opts->in_place && dest && strcmp(dest, "-") != 0 && !from_stdin && main__same_file(opts->input, dest)) {
         main__message("output '%s' is the input; use --in-place to rewrite it", dest);
         code = P2S_EXIT_USAGE;
         goto done;
     }
-    int read = from_stdin ? p2s_source_read_fd(&src, STDIN_FILENO, name, P2S_SOURCE_LIMIT, &sink)
-                          : p2s_source_read_path(&src, opts->input, name, P2S_SOURCE_LIMIT, &sink);
+    int read = from_stdin ? p2s_source_read_fd(&src, STDIN_FILENO, name, P2S_SOURCE_LIMIT, &io)
+                          : p2s_source_read_path(&src, opts->input, name, P2S_SOURCE_LIMIT, &io);
     if (read < 0) {
-        main__report(opts, name, NULL, &sink);
+        p2s_report_file(report, name, NULL, &io);
         code = P2S_EXIT_IO;
         goto done;
     }
-    P2sTranspileStatus status = p2s_transpile(&src, rules,
-                                              opts->parse_only ? P2S_MODE_PARSE_ONLY : P2S_MODE_TRANSPILE,
-                                              &sink, &out, &changed);
-    main__report(opts, name, &src, &sink);
-    if (status == P2S_TRANSPILE_INPUT_ERROR) {
+    P2sTranspileStatus status = p2s_unit_parse(&unit);
+    if (status == P2S_TRANSPILE_OK && opts->parse_only) {
+        p2s_strbuf_add(&unit.out, src.bytes, src.len);
+    } else if (status == P2S_TRANSPILE_OK) {
+        p2s_unit_find(&unit, rules, NULL);
+        status = p2s_unit_finish(&unit, rules);
+    }
+    p2s_report_file(report, name, &src, &unit.sink);
+    if (status != P2S_TRANSPILE_OK) {
+        code = status == P2S_TRANSPILE_INPUT_ERROR ? P2S_EXIT_INPUT : P2S_EXIT_INTERNAL;
+        goto done;
+    }
+    if (opts->list) {
+        p2s_deliver_list(name, &src, &unit.found, stdout);
+        goto done;
+    }
+    if (opts->lint)
+        goto done;
+    switch (p2s_deliver(opts, dest, &src, unit.out.buf, unit.out.len, stdout, &err)) {
+    case P2S_DELIVER_DONE:
+        break;
+    case P2S_DELIVER_STALE:
         code = P2S_EXIT_INPUT;
-        goto done;
-    }
-    if (status == P2S_TRANSPILE_INTERNAL_ERROR) {
-        code = P2S_EXIT_INTERNAL;
-        goto done;
-    }
-    int wrote;
-    if (to_stdout)
-        wrote = p2s_output_write_fd(STDOUT_FILENO, "standard output", out.buf, out.len, &err);
-    else if (opts->in_place && !changed)
-        wrote = 0;  /* nothing to rewrite: the file keeps its bytes and its mtime */
-    else
-        wrote = p2s_output_write_file(dest, out.buf, out.len, &err);
-    if (wrote < 0) {
+        break;
+    case P2S_DELIVER_IO_ERROR:
         main__message("%s", err.buf);
         code = P2S_EXIT_IO;
+        break;
     }
 done:
+    p2s_unit_release(&unit);
     p2s_source_release(&src);
-    p2s_diag_sink_release(&sink);
-    p2s_strbuf_release(&out);
+    p2s_diag_sink_release(&io);
     p2s_strbuf_release(&err);
     return code;
 }
@@ -185,32 +207,34 @@ done:
 int main(int argc, char **argv)
 {
     P2sOptions opts;
+    P2sConfig config = {0};
     P2sRules rules = {0};
     P2sStrbuf err;
     int code = P2S_EXIT_OK;
 
     p2s_alloc_init();
     main__install_signals();
+    p2s_strbuf_init(&err);
     const char *faults = getenv("P2S_FAULT");
     if (faults && p2s_io_faults_parse(faults) < 0) {
         main__message("malformed P2S_FAULT '%s'", faults);
         return P2S_EXIT_USAGE;
     }
-    p2s_strbuf_init(&err);
-    if (p2s_cli_parse(argc, argv, &opts, &err) < 0) {
-        fprintf(stderr, "pylayer2static: error: %s\nTry 'pylayer2static --help' for more information.\n", err.buf);
-        code = P2S_EXIT_USAGE;
-        goto done;
-    }
+    if (p2s_cli_parse(argc, argv, &opts, &err) < 0)
+        goto usage;
     if (opts.help) {
         P2sStrbuf usage;
         p2s_strbuf_init(&usage);
         p2s_cli_usage(&usage);
-        main__print(stdout, usage.buf, usage.len);
+        fwrite(usage.buf, 1, usage.len, stdout);
         p2s_strbuf_release(&usage);
         goto done;
     }
-    if (main__load_rules(&opts, &rules) < 0) {
+    struct stat st;
+    bool tree_mode = opts.input && strcmp(opts.input, "-") != 0 && stat(opts.input, &st) == 0 && S_ISDIR(st.st_mode);
+    if (!opts.version && p2s_cli_validate(&opts, tree_mode, &err) < 0)
+        goto usage;
+    if ((!opts.version && main__load_config(&opts, tree_mode, &config) < 0) || main__load_rules(&opts, &rules) < 0) {
         code = P2S_EXIT_USAGE;
         goto done;
     }
@@ -218,9 +242,18 @@ int main(int argc, char **argv)
         main__version(&rules);
         goto done;
     }
-    code = main__run(&opts, &rules);
+    P2sReport report;
+    p2s_report_init(&report, opts.format, main__use_color(&opts), opts.quiet, opts.lint ? stdout : stderr);
+    code = tree_mode ? p2s_tree_run(&opts, &rules, &report) : main__run_file(&opts, &rules, &report);
+    p2s_report_finish(&report);
+    goto done;
+usage:
+    fprintf(stderr, "pylayer2static: error: %s\nTry 'pylayer2static --help' for more information.\n", err.buf);
+    code = P2S_EXIT_USAGE;
 done:
     p2s_rules_release(&rules);
+    p2s_config_release(&config);
+    p2s_cli_release(&opts);
     p2s_strbuf_release(&err);
     if (fflush(stdout) != 0 && code == P2S_EXIT_OK)
         code = P2S_EXIT_IO;

@@ -105,7 +105,7 @@ check "json diagnostics parse and carry code and line" $?
 
 # --- I/O errors: exit 3, nothing written
 expect_rc "missing input exits 3" 3 "$bin" "$work/nope.py"
-expect_rc "directory as input exits 3" 3 "$bin" "$work"
+expect_rc "directory without -o is a usage error" 2 "$bin" "$work"
 expect_rc "endless input is bounded, exits 3" 3 "$bin" /dev/zero
 expect_rc "missing output directory exits 3" 3 "$bin" "$sample" -o "$work/no/such/dir/out.py"
 expect_rc "full device on stdout exits 3" 3 sh -c "'$bin' '$sample' > /dev/full"

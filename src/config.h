@@ -1,0 +1,32 @@
+/* config.h — `[tool.pylayer2static]` in pyproject.toml: rules, select, ignore, exclude, jobs.
+ * The nearest pyproject.toml above the input that has that table is used. Only the TOML this
+ * table needs is read: strings, integers and arrays of strings. P2sConfig owns its strings. */
+#ifndef P2S_CONFIG_H
+#define P2S_CONFIG_H
+
+#include <stdbool.h>
+
+#include "array.h"
+#include "strbuf.h"
+
+typedef Array(char *) P2sStrings;
+
+typedef struct {
+    char *path;                 /* the file read; NULL when none */
+    P2sStrings rules;           /* rules files, relative paths resolved against the file's directory */
+    P2sStrings select, ignore, exclude;
+    bool has_select;
+    unsigned jobs;              /* 0: not set */
+} P2sConfig;
+
+/* The nearest pyproject.toml with a [tool.pylayer2static] table at or above dir; caller frees.
+ * NULL when there is none. */
+char *p2s_config_discover(const char *dir);
+/* Reads path. Returns 0, or -1 with `path:line:col: what` in err. */
+int  p2s_config_load(const char *path, P2sConfig *out, P2sStrbuf *err);
+/* Reads TOML text (for tests); base_dir resolves relative rules paths. Same contract. */
+int  p2s_config_parse(const char *name, const char *text, size_t len, const char *base_dir,
+                      P2sConfig *out, P2sStrbuf *err);
+void p2s_config_release(P2sConfig *self);
+
+#endif

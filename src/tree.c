@@ -1,0 +1,508 @@
+/* tree.c — a source tree through the pipeline.
+ *
+ * Phases: walk (sorted, so every run sees files in one order) -> read, parse and find every
+ * module on the workers -> find again, on this thread, until the set of PyLayer classes that
+ * modules export (directly or re-exported) stops growing -> finish every module on the workers
+ * -> report and deliver in path order on this thread. Workers only touch their own entry, so
+ * -jN output is byte-identical to -j1. */
+#include "tree.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "deliver.h"
+#include "glob.h"
+#include "nameset.h"
+#include "output.h"
+#include "parallel.h"
+#include "transpile.h"
+
+typedef struct {
+    char *rel;                  /* path below the source root */
+    bool python;
+    bool read_ok;
+    P2sSource src;
+    P2sUnit unit;
+    P2sTranspileStatus status;
+    char *module;
+    bool is_package;
+    P2sDiagSink io;             /* walk and read errors, and non-Python copies */
+} Entry;
+
+typedef struct {
+    const P2sOptions *opts;
+    const P2sRules *rules;
+    char *src_root, *out_root;
+    char *package_prefix;       /* dotted packages above the source root; "" when none */
+    Array(Entry) entries;
+    P2sIgnoreRules ignore;
+    P2sNameSet external;
+    struct stat out_stat;
+    bool out_exists;
+    bool input_error, io_error, internal_error, stale;
+} Tree;
+
+static char *tree__join(const char *a, const char *b)
+{
+    P2sStrbuf s;
+    p2s_strbuf_init(&s);
+    if (*a && *b)
+        p2s_strbuf_addf(&s, "%s/%s", a, b);
+    else
+        p2s_strbuf_adds(&s, *a ? a : b);
+    return p2s_strbuf_detach(&s, NULL);
+}
+
+static Entry *tree__add_entry(Tree *t, const char *rel, bool python)
+{
+    Entry e;
+    memset(&e, 0, sizeof e);
+    e.rel = p2s_strdup(rel);
+    e.python = python;
+    p2s_diag_sink_init(&e.io);
+    array_push(&t->entries, e);
+    return array_back(&t->entries);
+}
+
+static bool tree__excluded(const Tree *t, const char *rel, bool is_dir)
+{
+    const char *base = strrchr(rel, '/');
+    base = base ? base + 1 : rel;
+    if (is_dir && (strcmp(base, ".git") == 0 || strcmp(base, "__pycache__") == 0))
+        return true;
+    if (!is_dir) {
+        size_t n = strlen(base);
+        if (n > 4 && strcmp(base + n - 4, ".pyc") == 0)
+            return true;
+    }
+    for (size_t i = 0; i < t->opts->excludes.size; i++) {
+        const char *glob = t->opts->excludes.contents[i];
+        if (p2s_glob_match(glob, rel) || (!strchr(glob, '/') && p2s_glob_match(glob, base)))
+            return true;
+    }
+    return p2s_ignore_match(&t->ignore, rel, is_dir);
+}
+
+static int tree__compare_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void tree__read_gitignore(Tree *t, const char *dir_path, const char *rel)
+{
+    char *path = tree__join(dir_path, ".gitignore");
+    P2sDiagSink sink;
+    P2sSource src;
+    p2s_diag_sink_init(&sink);
+    if (access(path, F_OK) == 0 && p2s_source_read_path(&src, path, path, P2S_SOURCE_LIMIT, &sink) == 0) {
+        p2s_ignore_add(&t->ignore, rel, src.bytes, src.len);
+        p2s_source_release(&src);
+    }
+    p2s_diag_sink_release(&sink);
+    p2s_free(path);
+}
+
+static void tree__walk(Tree *t, const char *rel)
+{
+    char *dir_path = tree__join(t->src_root, rel);
+    size_t rules_before = t->ignore.size;
+    DIR *dir = opendir(dir_path);
+    if (!dir) {
+        Entry *e = tree__add_entry(t, *rel ? rel : ".", false);
+        p2s_diag_emit_file(&e->io, P2S_ERROR, "", "cannot read directory: %s", strerror(errno));
+        t->io_error = true;
+        p2s_free(dir_path);
+        return;
+    }
+    tree__read_gitignore(t, dir_path, rel);
+    Array(char *) names = {0};
+    for (struct dirent *d; (d = readdir(dir));)
+        if (strcmp(d->d_name, ".") != 0 && strcmp(d->d_name, "..") != 0)
+            array_push(&names, p2s_strdup(d->d_name));
+    closedir(dir);
+    qsort(names.contents, names.size, sizeof(char *), tree__compare_names);
+    for (size_t i = 0; i < names.size; i++) {
+        char *child_rel = tree__join(rel, names.contents[i]);
+        char *child_path = tree__join(t->src_root, child_rel);
+        struct stat st;
+        if (lstat(child_path, &st) < 0) {
+            Entry *e = tree__add_entry(t, child_rel, false);
+            p2s_diag_emit_file(&e->io, P2S_ERROR, "", "cannot stat: %s", strerror(errno));
+            t->io_error = true;
+        } else if (S_ISDIR(st.st_mode)) {
+            bool is_out = t->out_exists && st.st_dev == t->out_stat.st_dev && st.st_ino == t->out_stat.st_ino;
+            if (!is_out && !tree__excluded(t, child_rel, true))
+                tree__walk(t, child_rel);
+        } else if (S_ISLNK(st.st_mode)) {
+            /* A link to a file is read through; a link to a directory is not followed (loops). */
+            struct stat target;
+            if (stat(child_path, &target) == 0 && S_ISREG(target.st_mode) && !tree__excluded(t, child_rel, false)) {
+                size_t n = strlen(child_rel);
+                tree__add_entry(t, child_rel, n > 3 && strcmp(child_rel + n - 3, ".py") == 0);
+            }
+        } else if (S_ISREG(st.st_mode) && !tree__excluded(t, child_rel, false)) {
+            size_t n = strlen(child_rel);
+            tree__add_entry(t, child_rel, n > 3 && strcmp(child_rel + n - 3, ".py") == 0);
+        }
+        p2s_free(child_rel);
+        p2s_free(child_path);
+    }
+    for (size_t i = 0; i < names.size; i++)
+        p2s_free(names.contents[i]);
+    array_delete(&names);
+    p2s_ignore_truncate(&t->ignore, rules_before);
+    p2s_free(dir_path);
+}
+
+/* Packages above the source root: a root that is itself a package keeps its name, so
+ * `import pkg.ops` inside pkg/ resolves. */
+static char *tree__package_prefix(const char *src_root)
+{
+    char *path = realpath(src_root, NULL);
+    P2sStrbuf prefix;
+    p2s_strbuf_init(&prefix);
+    if (!path)
+        return p2s_strbuf_detach(&prefix, NULL);
+    P2sStrbuf probe;
+    p2s_strbuf_init(&probe);
+    size_t len = strlen(path);
+    for (;;) {
+        p2s_strbuf_reset(&probe);
+        p2s_strbuf_addf(&probe, "%.*s/__init__.py", (int)len, path);
+        if (len <= 1 || access(probe.buf, F_OK) != 0)
+            break;
+        size_t start = len;
+        while (start > 0 && path[start - 1] != '/')
+            start--;
+        P2sStrbuf next;
+        p2s_strbuf_init(&next);
+        p2s_strbuf_add(&next, path + start, len - start);
+        if (prefix.len)
+            p2s_strbuf_addf(&next, ".%s", prefix.buf);
+        p2s_strbuf_release(&prefix);
+        prefix = next;
+        len = start > 1 ? start - 1 : 1;
+    }
+    p2s_strbuf_release(&probe);
+    free(path);  /* from realpath */
+    return p2s_strbuf_detach(&prefix, NULL);
+}
+
+static void tree__module_name(const Tree *t, Entry *e)
+{
+    P2sStrbuf name;
+    p2s_strbuf_init(&name);
+    p2s_strbuf_adds(&name, t->package_prefix);
+    size_t n = strlen(e->rel) - 3;  /* without ".py" */
+    const char *base = strrchr(e->rel, '/');
+    base = base ? base + 1 : e->rel;
+    e->is_package = strcmp(base, "__init__.py") == 0;
+    if (e->is_package)
+        n = base == e->rel ? 0 : (size_t)(base - e->rel - 1);
+    if (n && name.len)
+        p2s_strbuf_addch(&name, '.');
+    for (size_t i = 0; i < n; i++)
+        p2s_strbuf_addch(&name, e->rel[i] == '/' ? '.' : e->rel[i]);
+    e->module = p2s_strbuf_detach(&name, NULL);
+}
+
+static P2sModule tree__module(const Tree *t, const Entry *e)
+{
+    P2sModule m = {e->module, e->is_package, &t->external};
+    return m;
+}
+
+static void tree__analyze_one(void *ctx, size_t i)
+{
+    Tree *t = ctx;
+    Entry *e = &t->entries.contents[i];
+    if (!e->python || e->io.items.size)
+        return;
+    char *path = tree__join(t->src_root, e->rel);
+    if (p2s_source_read_path(&e->src, path, path, P2S_SOURCE_LIMIT, &e->io) == 0) {
+        e->read_ok = true;
+        p2s_unit_init(&e->unit, &e->src);
+        e->status = p2s_unit_parse(&e->unit);
+        if (e->status == P2S_TRANSPILE_OK && !t->opts->parse_only) {
+            P2sModule m = tree__module(t, e);
+            p2s_unit_find(&e->unit, t->rules, &m);
+        }
+    }
+    p2s_free(path);
+}
+
+/* Adds what every module exports; true when the set grew. */
+static bool tree__collect_exports(Tree *t)
+{
+    bool grew = false;
+    for (size_t i = 0; i < t->entries.size; i++) {
+        const Entry *e = &t->entries.contents[i];
+        if (!e->read_ok || e->status != P2S_TRANSPILE_OK)
+            continue;
+        for (size_t k = 0; k < e->unit.found.exports.size; k++) {
+            P2sStrbuf q;
+            p2s_strbuf_init(&q);
+            p2s_strbuf_addf(&q, "%s%s%s", e->module, *e->module ? "." : "", e->unit.found.exports.contents[k]);
+            grew |= p2s_nameset_add(&t->external, q.buf, q.len);
+            p2s_strbuf_release(&q);
+        }
+    }
+    return grew;
+}
+
+static void tree__resolve_across_modules(Tree *t)
+{
+    while (tree__collect_exports(t)) {
+        for (size_t i = 0; i < t->entries.size; i++) {
+            Entry *e = &t->entries.contents[i];
+            if (e->read_ok && e->status == P2S_TRANSPILE_OK) {
+                P2sModule m = tree__module(t, e);
+                p2s_unit_find(&e->unit, t->rules, &m);
+            }
+        }
+    }
+}
+
+static void tree__finish_one(void *ctx, size_t i)
+{
+    Tree *t = ctx;
+    Entry *e = &t->entries.contents[i];
+    if (!e->read_ok || e->status != P2S_TRANSPILE_OK)
+        return;
+    if (t->opts->parse_only) {
+        p2s_strbuf_add(&e->unit.out, e->src.bytes, e->src.len);
+        return;
+    }
+    e->status = p2s_unit_finish(&e->unit, t->rules);
+}
+
+static int tree__mkdirs(const char *path, P2sStrbuf *err)
+{
+    P2sStrbuf dir;
+    p2s_strbuf_init(&dir);
+    int rc = 0;
+    for (const char *p = path; (p = strchr(p + 1, '/'));) {
+        p2s_strbuf_reset(&dir);
+        p2s_strbuf_add(&dir, path, (size_t)(p - path));
+        if (mkdir(dir.buf, 0777) < 0 && errno != EEXIST) {
+            p2s_strbuf_addf(err, "cannot create directory '%s': %s", dir.buf, strerror(errno));
+            rc = -1;
+            break;
+        }
+    }
+    p2s_strbuf_release(&dir);
+    return rc;
+}
+
+static void tree__deliver(Tree *t, const P2sOptions *opts, Entry *e, const char *bytes, size_t len,
+                          const P2sSource *input, FILE *diff_stream)
+{
+    char *dest = tree__join(t->out_root, e->rel);
+    P2sStrbuf err;
+    p2s_strbuf_init(&err);
+    bool writes = !opts->check && !opts->diff;
+    if (writes && tree__mkdirs(dest, &err) < 0) {
+        p2s_diag_emit_file(&e->io, P2S_ERROR, "", "%s", err.buf);
+        t->io_error = true;
+    } else {
+        P2sDeliverStatus st = p2s_deliver(opts, dest, input, bytes, len, diff_stream, &err);
+        if (st == P2S_DELIVER_STALE)
+            t->stale = true;
+        if (st == P2S_DELIVER_IO_ERROR) {
+            p2s_diag_emit_file(&e->io, P2S_ERROR, "", "%s", err.buf);
+            t->io_error = true;
+        }
+    }
+    p2s_strbuf_release(&err);
+    p2s_free(dest);
+}
+
+/* Other files are copied; --check compares them too, --diff does not show them. */
+static void tree__copy(Tree *t, Entry *e, FILE *diff_stream)
+{
+    if (t->opts->diff && !t->opts->check)
+        return;
+    char *path = tree__join(t->src_root, e->rel);
+    P2sSource src;
+    if (p2s_source_read_path(&src, path, path, P2S_SOURCE_LIMIT, &e->io) == 0) {
+        P2sOptions no_diff = *t->opts;
+        no_diff.diff = false;
+        tree__deliver(t, &no_diff, e, src.bytes, src.len, &src, diff_stream);
+        p2s_source_release(&src);
+    }
+    p2s_free(path);
+}
+
+static void tree__report_and_deliver(Tree *t, P2sReport *report)
+{
+    const P2sOptions *opts = t->opts;
+    bool writes_nothing = opts->lint || opts->list;
+    FILE *out = stdout;
+    for (size_t i = 0; i < t->entries.size; i++) {
+        Entry *e = &t->entries.contents[i];
+        char *display = tree__join(t->src_root, e->rel);
+        if (e->python && e->read_ok) {
+            if (e->status == P2S_TRANSPILE_INPUT_ERROR)
+                t->input_error = true;
+            else if (e->status == P2S_TRANSPILE_INTERNAL_ERROR)
+                t->internal_error = true;
+            else if (opts->list)
+                p2s_deliver_list(display, &e->src, &e->unit.found, out);
+            else if (!writes_nothing)
+                tree__deliver(t, opts, e, e->unit.out.buf, e->unit.out.len, &e->src, out);
+            p2s_report_file(report, display, &e->src, &e->unit.sink);
+        } else if (!e->python && !e->io.items.size && !writes_nothing && !opts->in_place) {
+            tree__copy(t, e, out);
+        }
+        if (e->io.items.size) {
+            t->io_error = true;
+            p2s_report_file(report, display, NULL, &e->io);
+        }
+        p2s_free(display);
+    }
+}
+
+static void tree__add_escaped(P2sStrbuf *out, const char *path)
+{
+    for (const char *p = path; *p; p++) {
+        if (*p == ' ' || *p == '#' || *p == '\\' || *p == ':')
+            p2s_strbuf_addch(out, '\\');
+        if (*p == '$')
+            p2s_strbuf_addch(out, '$');
+        p2s_strbuf_addch(out, *p);
+    }
+}
+
+static const Entry *tree__entry_of_module(const Tree *t, const char *module, size_t len)
+{
+    for (size_t i = 0; i < t->entries.size; i++) {
+        const Entry *e = &t->entries.contents[i];
+        if (e->module && strlen(e->module) == len && strncmp(e->module, module, len) == 0)
+            return e;
+    }
+    return NULL;
+}
+
+/* The modules an entry's PyLayers come from, transitively (a re-export depends on its source). */
+static void tree__dependencies(const Tree *t, const Entry *e, P2sNameSet *seen, P2sStrbuf *line)
+{
+    for (size_t k = 0; k < e->unit.found.externals_used.size; k++) {
+        const char *q = e->unit.found.externals_used.contents[k];
+        const char *dot = strrchr(q, '.');
+        const Entry *dep = tree__entry_of_module(t, q, dot ? (size_t)(dot - q) : 0);
+        if (!dep || dep == e || !p2s_nameset_add(seen, dep->rel, strlen(dep->rel)))
+            continue;
+        char *path = tree__join(t->src_root, dep->rel);
+        p2s_strbuf_addch(line, ' ');
+        tree__add_escaped(line, path);
+        p2s_free(path);
+        tree__dependencies(t, dep, seen, line);
+    }
+}
+
+static void tree__write_depfile(Tree *t)
+{
+    P2sStrbuf text;
+    p2s_strbuf_init(&text);
+    for (size_t i = 0; i < t->entries.size; i++) {
+        const Entry *e = &t->entries.contents[i];
+        if (!e->python || !e->read_ok || e->status != P2S_TRANSPILE_OK)
+            continue;
+        char *dest = tree__join(t->out_root, e->rel);
+        char *src = tree__join(t->src_root, e->rel);
+        tree__add_escaped(&text, dest);
+        p2s_strbuf_adds(&text, ": ");
+        tree__add_escaped(&text, src);
+        P2sNameSet seen;
+        p2s_nameset_init(&seen);
+        tree__dependencies(t, e, &seen, &text);
+        p2s_nameset_release(&seen);
+        p2s_strbuf_addch(&text, '\n');
+        p2s_free(dest);
+        p2s_free(src);
+    }
+    P2sStrbuf err;
+    p2s_strbuf_init(&err);
+    if (p2s_output_write_file(t->opts->depfile, text.buf, text.len, &err) < 0) {
+        fprintf(stderr, "pylayer2static: error: %s\n", err.buf);
+        t->io_error = true;
+    }
+    p2s_strbuf_release(&err);
+    p2s_strbuf_release(&text);
+}
+
+static char *tree__strip_slashes(const char *path)
+{
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/')
+        n--;
+    return p2s_strndup(path, n);
+}
+
+static void tree__release(Tree *t)
+{
+    for (size_t i = 0; i < t->entries.size; i++) {
+        Entry *e = &t->entries.contents[i];
+        if (e->read_ok) {
+            p2s_unit_release(&e->unit);
+            p2s_source_release(&e->src);
+        }
+        p2s_diag_sink_release(&e->io);
+        p2s_free(e->rel);
+        p2s_free(e->module);
+    }
+    array_delete(&t->entries);
+    p2s_ignore_release(&t->ignore);
+    p2s_nameset_release(&t->external);
+    p2s_free(t->src_root);
+    p2s_free(t->out_root);
+    p2s_free(t->package_prefix);
+}
+
+int p2s_tree_run(const P2sOptions *opts, const P2sRules *rules, P2sReport *report)
+{
+    Tree t;
+    memset(&t, 0, sizeof t);
+    t.opts = opts;
+    t.rules = rules;
+    t.src_root = tree__strip_slashes(opts->input);
+    t.out_root = tree__strip_slashes(opts->in_place || !opts->output ? opts->input : opts->output);
+    t.package_prefix = tree__package_prefix(t.src_root);
+    p2s_nameset_init(&t.external);
+    int code = P2S_EXIT_OK;
+
+    struct stat src_stat;
+    t.out_exists = stat(t.out_root, &t.out_stat) == 0;
+    if (!opts->in_place && opts->output && t.out_exists && stat(t.src_root, &src_stat) == 0 &&
+        src_stat.st_dev == t.out_stat.st_dev && src_stat.st_ino == t.out_stat.st_ino) {
+        fprintf(stderr, "pylayer2static: error: output directory '%s' is the input; use --in-place to rewrite it\n",
+                opts->output);
+        code = P2S_EXIT_USAGE;
+        goto done;
+    }
+    if (opts->in_place)
+        t.out_exists = false;  /* the tree itself is the output: walk all of it */
+    tree__walk(&t, "");
+    for (size_t i = 0; i < t.entries.size; i++)
+        if (t.entries.contents[i].python)
+            tree__module_name(&t, &t.entries.contents[i]);
+    unsigned jobs = opts->jobs ? opts->jobs : p2s_parallel_default_jobs();
+    p2s_parallel_for(t.entries.size, jobs, tree__analyze_one, &t);
+    if (!opts->parse_only)
+        tree__resolve_across_modules(&t);
+    p2s_parallel_for(t.entries.size, jobs, tree__finish_one, &t);
+    tree__report_and_deliver(&t, report);
+    if (opts->depfile && !opts->check && !opts->diff)
+        tree__write_depfile(&t);
+    code = t.internal_error ? P2S_EXIT_INTERNAL
+         : t.io_error ? P2S_EXIT_IO
+         : (t.input_error || t.stale) ? P2S_EXIT_INPUT
+         : P2S_EXIT_OK;
+done:
+    tree__release(&t);
+    return code;
+}
