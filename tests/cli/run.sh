@@ -136,5 +136,113 @@ done
 [ "$count" -ge 6 ] && [ "$same" -eq "$count" ]
 check "large stdlib files come back byte-identical ($same of $count)" $?
 
+# --- --check, --diff, --lint, --list, --parse-only, formats
+expect_rc "--check on a stale input exits 1" 1 "$bin" --check "$sample"
+grep -q "would rewrite" "$work/stderr"
+check "--check says what it would rewrite" $?
+expect_rc "--check against an up-to-date -o exits 0" 0 "$bin" --check "$sample" -o "$work/outdir/out.py"
+expect_rc "--check against a missing -o exits 1" 1 "$bin" --check "$sample" -o "$work/outdir/missing.py"
+[ ! -e "$work/outdir/missing.py" ]
+check "--check writes nothing" $?
+expect_rc "--diff exits 0" 0 "$bin" --diff "$sample"
+grep -q "^-        out = cus_tanh.apply(y, func1=paddle.tanh)$" "$work/stdout" &&
+    grep -q "^+        out = _p2s.apply(cus_tanh, y, func1=paddle.tanh)$" "$work/stdout" && grep -q "^@@ " "$work/stdout"
+check "--diff prints a unified diff of the rewrite" $?
+printf '#!/bin/sh\n' > "$work/patch_base.py"
+cp "$sample" "$work/patched.py"
+"$bin" --diff "$work/patched.py" > "$work/p.diff" 2>/dev/null
+(cd "$work" && patch -s -o patched_out.py patched.py < p.diff) && "$bin" "$work/patched.py" | cmp -s - "$work/patched_out.py"
+check "--diff applies with patch(1) and gives the output" $?
+expect_rc "--list exits 0" 0 "$bin" --list "$sample"
+[ "$(cat "$work/stdout")" = "$sample:6:7 class cus_tanh
+$sample:29:15 apply cus_tanh" ]
+check "--list prints classes and apply sites with positions" $?
+expect_rc "--lint of bad code exits 1" 1 "$bin" --lint "$work/bad.py"
+grep -q "P2S001" "$work/stdout" && [ ! -s "$work/stderr" ]
+check "--lint prints diagnostics on stdout" $?
+expect_rc "--parse-only passes input through" 0 "$bin" --parse-only "$sample"
+cmp -s "$work/stdout" "$sample"
+check "--parse-only output is the input" $?
+expect_rc "sarif output" 1 "$bin" --lint --output-format=sarif "$work/bad.py"
+"$python" -c 'import json,sys; d=json.load(open(sys.argv[1])); r=d["runs"][0]; assert d["version"]=="2.1.0" and r["results"][0]["ruleId"]=="P2S001" and r["results"][0]["locations"][0]["physicalLocation"]["region"]["startLine"]==1' "$work/stdout"
+check "sarif is 2.1.0 with rule, level and region" $?
+expect_rc "--color=always colours" 1 "$bin" --color=always "$work/bad.py"
+grep -q "$(printf '\033')\[" "$work/stderr"
+check "--color=always emits escapes" $?
+expect_rc "--quiet hides notes" 0 "$bin" --quiet "$root/tests/golden/no_import_to_join/input.py"
+[ ! -s "$work/stderr" ]
+check "--quiet prints no note" $?
+
+# --- tree mode
+tree="$work/tree"
+mkdir -p "$tree/src/pkg/sub" "$tree/src/data" "$tree/src/build" "$tree/src/dir with space"
+printf 'from .ops import Double\n' > "$tree/src/pkg/__init__.py"
+printf 'import paddle\nfrom paddle.autograd import PyLayer\n\n\nclass Double(PyLayer):\n    @staticmethod\n    def forward(ctx, x):\n        return x * 2\n\n    @staticmethod\n    def backward(ctx, g):\n        return g * 2\n' > "$tree/src/pkg/ops.py"
+printf 'import paddle\nimport pkg.ops as ops\nfrom .. import Double\n\n\ndef f(x):\n    return ops.Double.apply(x) + Double.apply(x)\n' > "$tree/src/pkg/sub/use.py"
+printf 'hello\n' > "$tree/src/data/readme.txt"
+printf 'build/\n*.log\n!keep.log\n' > "$tree/src/.gitignore"
+printf 'x = 1\n' > "$tree/src/build/gen.py"
+printf 'l\n' > "$tree/src/a.log"
+printf 'k\n' > "$tree/src/keep.log"
+printf 'y = 2\n' > "$tree/src/dir with space/$(printf 'm\303\251.py')"
+printf 'z = 3\n' > "$tree/src/skip_me.py"
+ln -s .. "$tree/src/pkg/loop"
+expect_rc "tree mode exits 0" 0 "$bin" "$tree/src" -o "$tree/out" -j2 --exclude 'skip_*.py' --depfile "$tree/deps.mk"
+(cd "$tree/out" && find . -type f | sort | tr '\n' ' ') > "$work/files"
+[ "$(cat "$work/files")" = "./.gitignore ./data/readme.txt ./dir with space/mé.py ./keep.log ./pkg/__init__.py ./pkg/ops.py ./pkg/sub/use.py " ]
+check "tree mode respects .gitignore (with negation), --exclude, skips symlinked dirs ($(cat "$work/files"))" $?
+grep -q "_p2s.apply(ops.Double, x) + _p2s.apply(Double, x)" "$tree/out/pkg/sub/use.py"
+check "tree mode resolves PyLayers across modules and re-exports" $?
+grep -q "^$tree/out/pkg/sub/use.py: $tree/src/pkg/sub/use.py $tree/src/pkg/ops.py $tree/src/pkg/__init__.py$" "$tree/deps.mk" &&
+    grep -q 'dir\\ with\\ space' "$tree/deps.mk"
+check "depfile lists each output's sources, escaped" $?
+"$bin" "$tree/src" -o "$tree/out1" -j1 --exclude 'skip_*.py' 2>/dev/null && diff -r "$tree/out" "$tree/out1" >/dev/null
+check "-j1 and -j2 give identical trees" $?
+touch -d 2001-01-01 "$tree/out/pkg/ops.py" "$tree/out/data/readme.txt"
+"$bin" "$tree/src" -o "$tree/out" --exclude 'skip_*.py' 2>/dev/null
+[ "$(stat -c %Y "$tree/out/pkg/ops.py")" = "$(date -d 2001-01-01 +%s)" ] &&
+    [ "$(stat -c %Y "$tree/out/data/readme.txt")" = "$(date -d 2001-01-01 +%s)" ]
+check "unchanged outputs keep their mtime" $?
+expect_rc "tree --check up to date" 0 "$bin" "$tree/src" -o "$tree/out" --exclude 'skip_*.py' --check
+printf 'changed\n' > "$tree/out/data/readme.txt"
+expect_rc "tree --check finds a stale copy" 1 "$bin" "$tree/src" -o "$tree/out" --exclude 'skip_*.py' --check
+expect_rc "tree without -o is a usage error" 2 "$bin" "$tree/src"
+expect_rc "tree -o the input is a usage error" 2 "$bin" "$tree/src" -o "$tree/src"
+expect_rc "--exclude on a file is a usage error" 2 "$bin" "$sample" --exclude x
+printf 'def broken(:\n' > "$tree/src/pkg/bad.py"
+expect_rc "tree with a syntax error exits 1" 1 "$bin" "$tree/src" -o "$tree/out2"
+grep -q "pkg/bad.py:1:" "$work/stderr" && [ ! -e "$tree/out2/pkg/bad.py" ] && [ -f "$tree/out2/pkg/ops.py" ]
+check "tree with a bad file reports it, writes the others, not it" $?
+rm "$tree/src/pkg/bad.py"
+expect_rc "tree --list" 0 "$bin" "$tree/src" --list
+[ "$(grep -c ' apply ' "$work/stdout")" -eq 2 ] && grep -q "ops.py:5:7 class Double" "$work/stdout"
+check "tree --list prints every site" $?
+
+# --- configuration
+cfg="$work/cfg"
+mkdir -p "$cfg/proj/src"
+cp "$sample" "$cfg/proj/src/m.py"
+printf '[project]\nname = "x"\n\n[tool.pylayer2static]\nexclude = ["gen_*.py"]\njobs = 2\nrules = "extra.json"\n' > "$cfg/proj/pyproject.toml"
+printf '{"pylayer_bases": ["mylib.Base"]}\n' > "$cfg/proj/extra.json"
+printf 'from mylib import Base\n\n\nclass L(Base):\n    @staticmethod\n    def forward(ctx, x):\n        return x\n\n    @staticmethod\n    def backward(ctx, g):\n        return g\n\n\nL.apply(1)\n' > "$cfg/proj/src/custom.py"
+expect_rc "config rules file is found and read" 0 "$bin" --list "$cfg/proj/src/custom.py"
+grep -q "apply L" "$work/stdout"
+check "[tool.pylayer2static] rules add PyLayer bases" $?
+expect_rc "--no-config ignores it" 0 "$bin" --no-config --list "$cfg/proj/src/custom.py"
+[ ! -s "$work/stdout" ]
+check "--no-config reads no pyproject.toml" $?
+printf '[tool.pylayer2static]\nselct = ["P2S1"]\n' > "$cfg/bad.toml"
+expect_rc "unknown config key is a configuration error" 2 "$bin" --config "$cfg/bad.toml" "$sample"
+grep -q "bad.toml:2:1: error: unknown key" "$work/stderr"
+check "config errors say file:line:col" $?
+printf '{"pylayer_bases": [1]}' > "$cfg/bad_rules.json"
+expect_rc "bad rules file is exit 2" 2 "$bin" --rules "$cfg/bad_rules.json" "$sample"
+grep -q "bad_rules.json: /pylayer_bases/0:" "$work/stderr"
+check "rules shape errors name the JSON path" $?
+printf '{"pylayer_bases": [}' > "$cfg/bad_syntax.json"
+expect_rc "rules JSON syntax error is exit 2" 2 "$bin" --rules "$cfg/bad_syntax.json" "$sample"
+grep -q "bad_syntax.json:1:20: error: invalid JSON" "$work/stderr"
+check "rules syntax errors say file:line:col" $?
+
 echo "cli: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
