@@ -7,6 +7,7 @@
 static const char cli__usage[] =
     "usage: pylayer2static [OPTIONS] INPUT.py [-o OUTPUT.py]\n"
     "       pylayer2static [OPTIONS] SRC_DIR -o OUT_DIR\n"
+    "       pylayer2static --lint|--list|--check|--diff|--in-place [OPTIONS] INPUT...\n"
     "\n"
     "Rewrites PaddlePaddle PyLayer code so it runs as a static graph: every PyLayer.apply goes\n"
     "through pylayer2static_runtime, and each PyLayer gets a static builder that constructs a\n"
@@ -62,6 +63,7 @@ void p2s_cli_usage(P2sStrbuf *out)
 
 void p2s_cli_release(P2sOptions *opts)
 {
+    array_delete(&opts->inputs);
     array_delete(&opts->rules_files);
     array_delete(&opts->select);
     array_delete(&opts->ignore);
@@ -136,9 +138,7 @@ int p2s_cli_parse(int argc, char **argv, P2sOptions *out, P2sStrbuf *err)
         const char *value;
         bool missing = false, matched = false;
         if (only_operands || arg[0] != '-' || strcmp(arg, "-") == 0) {
-            if (out->input)
-                return cli__fail(err, "unexpected extra input '%s' (one INPUT at a time)", arg);
-            out->input = arg;
+            array_push(&out->inputs, arg);
             continue;
         }
         if (strcmp(arg, "--") == 0) {
@@ -193,8 +193,17 @@ int p2s_cli_parse(int argc, char **argv, P2sOptions *out, P2sStrbuf *err)
     }
     if (out->help || out->version)
         return 0;
-    if (!out->input)
+    if (!out->inputs.size)
         return cli__fail(err, "%s", "no INPUT given");
+    out->input = out->inputs.contents[0];
+    if (out->inputs.size > 1 && out->output)
+        return cli__fail(err, "%s", "-o takes one INPUT; several inputs are for --lint, --list, --check, --diff or --in-place");
+    if (out->inputs.size > 1 && !out->lint && !out->list && !out->check && !out->diff && !out->in_place &&
+        !out->parse_only)
+        return cli__fail(err, "%s", "several inputs need --lint, --list, --check, --diff or --in-place (or use a directory)");
+    for (size_t i = 0; i < out->inputs.size && out->inputs.size > 1; i++)
+        if (strcmp(out->inputs.contents[i], "-") == 0)
+            return cli__fail(err, "%s", "standard input cannot be one of several inputs");
     if (out->in_place && out->output)
         return cli__fail(err, "%s", "--in-place and -o cannot be combined");
     if (out->in_place && strcmp(out->input, "-") == 0)

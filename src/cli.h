@@ -23,7 +23,8 @@ typedef enum { P2S_COLOR_AUTO, P2S_COLOR_ALWAYS, P2S_COLOR_NEVER } P2sColor;
 typedef Array(const char *) P2sStringList;
 
 typedef struct {
-    const char *input;          /* a file, a directory (tree mode), or "-" for stdin */
+    P2sStringList inputs;       /* several only when nothing is written to -o (lint, check...) */
+    const char *input;          /* the one being run: a file, a directory (tree mode), or "-" */
     const char *output;         /* NULL or "-": stdout; a directory in tree mode */
     bool in_place;
     const char *stdin_filename;

@@ -74,6 +74,26 @@ static bool main__same_file(const char *a, const char *b)
     return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+static bool main__is_dir(const char *input)
+{
+    struct stat st;
+    return input && strcmp(input, "-") != 0 && stat(input, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The exit code of several inputs: the most serious one. */
+static int main__worse(int a, int b)
+{
+    static const int order[] = {P2S_EXIT_OK, P2S_EXIT_INPUT, P2S_EXIT_USAGE, P2S_EXIT_IO, P2S_EXIT_INTERNAL};
+    int rank_a = 0, rank_b = 0;
+    for (int i = 0; i < 5; i++) {
+        if (order[i] == a)
+            rank_a = i;
+        if (order[i] == b)
+            rank_b = i;
+    }
+    return rank_b > rank_a ? b : a;
+}
+
 /* Where configuration is looked for: the input's directory (the cwd for stdin). */
 static char *main__config_start(const P2sOptions *opts, bool tree_mode)
 {
@@ -230,11 +250,15 @@ int main(int argc, char **argv)
         p2s_strbuf_release(&usage);
         goto done;
     }
-    struct stat st;
-    bool tree_mode = opts.input && strcmp(opts.input, "-") != 0 && stat(opts.input, &st) == 0 && S_ISDIR(st.st_mode);
-    if (!opts.version && p2s_cli_validate(&opts, tree_mode, &err) < 0)
-        goto usage;
-    if ((!opts.version && main__load_config(&opts, tree_mode, &config) < 0) || main__load_rules(&opts, &rules) < 0) {
+    /* What the command line says is checked before the configuration adds to it. */
+    for (size_t i = 0; i < opts.inputs.size && !opts.version; i++)
+        if (p2s_cli_validate(&opts, main__is_dir(opts.inputs.contents[i]), &err) < 0)
+            goto usage;
+    if (!opts.version && main__load_config(&opts, main__is_dir(opts.input), &config) < 0) {
+        code = P2S_EXIT_USAGE;
+        goto done;
+    }
+    if (main__load_rules(&opts, &rules) < 0) {
         code = P2S_EXIT_USAGE;
         goto done;
     }
@@ -244,7 +268,12 @@ int main(int argc, char **argv)
     }
     P2sReport report;
     p2s_report_init(&report, opts.format, main__use_color(&opts), opts.quiet, opts.lint ? stdout : stderr);
-    code = tree_mode ? p2s_tree_run(&opts, &rules, &report) : main__run_file(&opts, &rules, &report);
+    for (size_t i = 0; i < opts.inputs.size; i++) {
+        opts.input = opts.inputs.contents[i];
+        int one = main__is_dir(opts.input) ? p2s_tree_run(&opts, &rules, &report)
+                                            : main__run_file(&opts, &rules, &report);
+        code = main__worse(code, one);
+    }
     p2s_report_finish(&report);
     goto done;
 usage:

@@ -173,6 +173,21 @@ expect_rc "--quiet hides notes" 0 "$bin" --quiet "$root/tests/golden/no_import_t
 [ ! -s "$work/stderr" ]
 check "--quiet prints no note" $?
 
+# --- several inputs
+expect_rc "--lint over several files reports each, exits with the worst" 1 "$bin" --lint "$sample" "$work/bad.py" "$work/nul.py"
+grep -q "bad.py:1:" "$work/stdout" && grep -q "nul.py:1:" "$work/stdout"
+check "--lint over several files names each file" $?
+expect_rc "--list over several files" 0 "$bin" --list "$sample" "$root/tests/golden/request_anchor/input.py"
+[ "$(grep -c ' class cus_tanh$' "$work/stdout")" -eq 2 ]
+check "--list over several files lists both" $?
+expect_rc "several inputs without a mode are a usage error" 2 "$bin" "$sample" "$sample"
+cp "$sample" "$work/multi1.py"
+cp "$root/tests/golden/request_anchor/input.py" "$work/multi2.py"
+expect_rc "--in-place over several files" 0 "$bin" --in-place "$work/multi1.py" "$work/multi2.py"
+grep -q "_p2s.apply" "$work/multi1.py" && grep -q "_p2s.apply" "$work/multi2.py"
+check "--in-place rewrites every input" $?
+expect_rc "--check over transpiled files is clean" 0 "$bin" --check "$work/multi1.py" "$work/multi2.py"
+
 # --- tree mode
 tree="$work/tree"
 mkdir -p "$tree/src/pkg/sub" "$tree/src/data" "$tree/src/build" "$tree/src/dir with space"

@@ -41,7 +41,9 @@ static void test_cli_rejects_bad_usage_with_a_reason(void **state)
     static const struct { int argc; const char *argv[4]; const char *reason; } cases[] = {
         {2, {"p2s", "--nope"}, "unrecognized option '--nope'"},
         {1, {"p2s"}, "no INPUT given"},
-        {3, {"p2s", "a.py", "b.py"}, "unexpected extra input 'b.py' (one INPUT at a time)"},
+        {3, {"p2s", "a.py", "b.py"}, "several inputs need --lint, --list, --check, --diff or --in-place (or use a directory)"},
+        {4, {"p2s", "a.py", "b.py", "-o"}, "option '-o' needs a value"},
+        {4, {"p2s", "--lint", "a.py", "-"}, "standard input cannot be one of several inputs"},
         {4, {"p2s", "a.py", "-i", "-o"}, "option '-o' needs a value"},
         {4, {"p2s", "a.py", "-i", "-z"}, "unrecognized option '-z'"},
         {3, {"p2s", "a.py", "-j0"}, "invalid value '0' for --jobs (1 to 256)"},
