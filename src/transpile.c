@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "check.h"
 #include "emit.h"
 #include "parse.h"
 #include "plan.h"
@@ -71,7 +72,6 @@ static int transpile__verify(const P2sStrbuf *output, const char *name, P2sDiagS
 
 P2sTranspileStatus p2s_unit_finish(P2sUnit *self, const P2sRules *rules)
 {
-    (void)rules;
     P2sTranspileStatus status = P2S_TRANSPILE_INTERNAL_ERROR;
     P2sPlan plan;
     P2sStrbuf result;
@@ -80,6 +80,11 @@ P2sTranspileStatus p2s_unit_finish(P2sUnit *self, const P2sRules *rules)
     self->changed = false;
     p2s_strbuf_reset(&self->out);
 
+    /* A broken contract fails the run like a syntax error: nothing is written. */
+    if (p2s_check(self->src, self->tree, &self->found, rules, &self->sink) > 0) {
+        status = P2S_TRANSPILE_INPUT_ERROR;
+        goto done;
+    }
     if (p2s_plan_build(self->src, &self->found, &self->sink, &plan) < 0)
         goto done;
     if (p2s_plan_is_empty(&plan)) {

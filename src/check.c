@@ -1,0 +1,1103 @@
+/* check.c — the PyLayer contract and static-graph hazards.
+ *
+ * Per PyLayer class: forward/backward present (P2S101/102), static (P2S103), ctx first
+ * (P2S104); between its forward and backward: gradient counts (P2S105/106), the save/load
+ * pairing and where ctx methods are called (P2S107-109); inside both: calls that need a
+ * concrete Tensor value (P2S2xx). Per `.apply(...)` site: the arguments against forward's
+ * signature (P2S110-113). Per unresolved `X.apply(...)` in a file that uses PyLayer: a note
+ * (P2S300).
+ *
+ * "Known" is always a bound every path agrees on: forward returns at most N tensors only when
+ * every `return` is a literal tuple/list of N elements; backward returns at least N values
+ * only when every `return` says so. A parameter, a call result or a name is never assumed to
+ * be a Tensor without evidence (saved with save_for_backward, a gradient parameter, unpacked
+ * from saved_tensor()). */
+#include "check.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "parse.h"
+#include "strbuf.h"
+#include "suppress.h"
+
+#define CHECK_DEPTH 8            /* local base classes followed, like find.c's alias depth */
+#define CHECK_UNKNOWN SIZE_MAX   /* a count that is not statically known */
+#define CHECK_CALL_TEXT_MAX 60   /* longer calls are shown as `.numpy()` */
+
+typedef struct {
+    char code[8];
+    P2sSpan span;
+} Emitted;
+
+typedef struct {
+    const P2sSource *src;
+    const P2sFindings *found;
+    const P2sRules *rules;
+    P2sDiagSink *sink;
+    Array(Emitted) emitted;      /* (code, span) already reported: shared bases are seen twice */
+} Checker;
+
+typedef Array(TSNode) NodeList;
+
+/* What one forward or backward looks like from the outside. */
+typedef struct {
+    TSNode def;                  /* function_definition; null node when absent */
+    const char *where;           /* "forward" / "backward" */
+    unsigned bit;                /* P2S_IN_FORWARD / P2S_IN_BACKWARD */
+    TSNode ctx;                  /* identifier of the first parameter; null node when none */
+    NodeList params;             /* parameter nodes after ctx */
+    NodeList returns;            /* return statements of this function (not nested ones) */
+    NodeList ctx_calls;          /* calls `ctx.<method from the table>(...)`, not in nested defs */
+    NodeList tensors;            /* identifiers certainly bound to a Tensor */
+    bool ctx_escapes;            /* ctx is used other than as `ctx.attr` (passed on, aliased) */
+    bool mentions_save;          /* some `.save_for_backward`-like attribute appears anywhere */
+    bool generator;              /* contains yield: returns say nothing about outputs */
+} Method;
+
+/* ---- tree helpers ---- */
+
+static bool check__type_is(TSNode node, const char *type)
+{
+    return !ts_node_is_null(node) && strcmp(ts_node_type(node), type) == 0;
+}
+
+static bool check__text_is(const Checker *ck, TSNode node, const char *text, size_t n)
+{
+    uint32_t start = ts_node_start_byte(node), end = ts_node_end_byte(node);
+    return end - start == n && memcmp(ck->src->bytes + start, text, n) == 0;
+}
+
+static bool check__same_text(const Checker *ck, TSNode a, TSNode b)
+{
+    return check__text_is(ck, a, ck->src->bytes + ts_node_start_byte(b),
+                          ts_node_end_byte(b) - ts_node_start_byte(b));
+}
+
+static TSNode check__field(TSNode node, const char *field)
+{
+    return ts_node_child_by_field_name(node, field, (uint32_t)strlen(field));
+}
+
+static bool check__is_scope(TSNode node)
+{
+    return check__type_is(node, "function_definition") || check__type_is(node, "lambda") ||
+           check__type_is(node, "class_definition");
+}
+
+/* Looks through parentheses: `((x))` is `x`. */
+static TSNode check__unparen(TSNode node)
+{
+    while (check__type_is(node, "parenthesized_expression") && ts_node_named_child_count(node) == 1)
+        node = ts_node_named_child(node, 0);
+    return node;
+}
+
+/* Every node under root in source order, without the C stack growing with nesting; with
+ * skip_scopes, nested functions, lambdas and classes are not entered. */
+static void check__collect(TSNode root, bool skip_scopes, NodeList *out)
+{
+    TSTreeCursor cursor = ts_tree_cursor_new(root);
+    bool more = ts_tree_cursor_goto_first_child(&cursor);
+    while (more) {
+        TSNode node = ts_tree_cursor_current_node(&cursor);
+        array_push(out, node);
+        if (!(skip_scopes && check__is_scope(node)) && ts_tree_cursor_goto_first_child(&cursor))
+            continue;
+        while (!(more = ts_tree_cursor_goto_next_sibling(&cursor)))
+            if (!ts_tree_cursor_goto_parent(&cursor) || ts_node_eq(ts_tree_cursor_current_node(&cursor), root))
+                break;
+    }
+    ts_tree_cursor_delete(&cursor);
+}
+
+/* The identifier a parameter binds: `x`, `x: T`, `x=1`, `x: T = 1`; null node for `*args`,
+ * `**kw`, `*` and `/`. */
+static TSNode check__param_name(TSNode param)
+{
+    if (check__type_is(param, "identifier"))
+        return param;
+    if (check__type_is(param, "default_parameter") || check__type_is(param, "typed_default_parameter"))
+        return check__field(param, "name");
+    if (check__type_is(param, "typed_parameter")) {
+        TSNode inner = ts_node_named_child(param, 0);
+        return check__type_is(inner, "identifier") ? inner : (TSNode){0};
+    }
+    return (TSNode){0};
+}
+
+static bool check__param_is(TSNode param, const char *type)
+{
+    if (check__type_is(param, "typed_parameter"))
+        param = ts_node_named_child(param, 0);
+    return check__type_is(param, type);
+}
+
+static bool check__param_has_default(TSNode param)
+{
+    return check__type_is(param, "default_parameter") || check__type_is(param, "typed_default_parameter");
+}
+
+/* The decorators of a function_definition (its decorated_definition's), as expressions. */
+static void check__decorators(TSNode def, NodeList *out)
+{
+    TSNode parent = ts_node_parent(def);
+    if (!check__type_is(parent, "decorated_definition"))
+        return;
+    uint32_t n = ts_node_named_child_count(parent);
+    for (uint32_t i = 0; i < n; i++) {
+        TSNode dec = ts_node_named_child(parent, i);
+        if (check__type_is(dec, "decorator"))
+            array_push(out, ts_node_named_child(dec, 0));
+    }
+}
+
+/* True when `def` carries @staticmethod and nothing else that could change its signature. */
+static bool check__only_staticmethod(const Checker *ck, TSNode def)
+{
+    NodeList decs = {0};
+    check__decorators(def, &decs);
+    bool only = true;
+    for (size_t i = 0; i < decs.size; i++)
+        only = only && check__text_is(ck, decs.contents[i], "staticmethod", 12);
+    array_delete(&decs);
+    return only;
+}
+
+/* The class_definition whose body directly holds def (through a decorated_definition). */
+static TSNode check__owner_class(TSNode def)
+{
+    TSNode up = ts_node_parent(def);
+    if (check__type_is(up, "decorated_definition"))
+        up = ts_node_parent(up);
+    return check__type_is(up, "block") ? ts_node_parent(up) : (TSNode){0};
+}
+
+/* ---- emitting ---- */
+
+static void check__emit(Checker *ck, const char *code, P2sSpan span, const char *const *kv, size_t npairs)
+{
+    for (size_t i = 0; i < ck->emitted.size; i++) {
+        const Emitted *e = &ck->emitted.contents[i];
+        if (strcmp(e->code, code) == 0 && e->span.start == span.start && e->span.end == span.end)
+            return;
+    }
+    Emitted e = {{0}, span};
+    memcpy(e.code, code, sizeof e.code - 1);
+    array_push(&ck->emitted, e);
+    p2s_rules_emit(ck->rules, ck->sink, code, span, kv, npairs);
+}
+
+/* The text of a node with every run of whitespace made one space (signatures span lines). */
+static void check__flat_text(const Checker *ck, TSNode node, P2sStrbuf *out)
+{
+    bool space = false;
+    for (uint32_t i = ts_node_start_byte(node); i < ts_node_end_byte(node); i++) {
+        char c = ck->src->bytes[i];
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\\') {
+            space = true;
+            continue;
+        }
+        if (space && out->len > 0 && out->buf[out->len - 1] != '(' && c != ')')
+            p2s_strbuf_addch(out, ' ');
+        space = false;
+        p2s_strbuf_addch(out, c);
+    }
+}
+
+/* ---- classes ---- */
+
+static const P2sPyLayerClass *check__class(const Checker *ck, size_t index)
+{
+    return &ck->found->classes.contents[index];
+}
+
+/* The local class a base expression names (by its qualified or simple name), or SIZE_MAX. */
+static size_t check__local_class(const Checker *ck, TSNode base)
+{
+    base = check__unparen(base);
+    uint32_t start = ts_node_start_byte(base), end = ts_node_end_byte(base);
+    for (size_t i = 0; i < ck->found->classes.size; i++) {
+        const P2sPyLayerClass *c = check__class(ck, i);
+        if ((c->qualname && strlen(c->qualname) == end - start &&
+             memcmp(c->qualname, ck->src->bytes + start, end - start) == 0) ||
+            (c->name.end - c->name.start == end - start &&
+             memcmp(ck->src->bytes + c->name.start, ck->src->bytes + start, end - start) == 0))
+            return i;
+    }
+    return SIZE_MAX;
+}
+
+/* A base spelled like one of the rules' PyLayer bases (`PyLayer`, `paddle.autograd.PyLayer`). */
+static bool check__is_root_base(const Checker *ck, TSNode base)
+{
+    base = check__unparen(base);
+    uint32_t start = ts_node_start_byte(base), end = ts_node_end_byte(base);
+    const char *text = ck->src->bytes + start;
+    size_t len = end - start;
+    const char *dot = memrchr(text, '.', len);
+    const char *last = dot ? dot + 1 : text;
+    size_t last_len = len - (size_t)(last - text);
+    for (size_t i = 0; i < ck->rules->pylayer_bases.size; i++) {
+        const char *qual = ck->rules->pylayer_bases.contents[i];
+        const char *qdot = strrchr(qual, '.');
+        const char *qlast = qdot ? qdot + 1 : qual;
+        if ((strlen(qual) == len && memcmp(qual, text, len) == 0) ||
+            (strlen(qlast) == last_len && memcmp(qlast, last, last_len) == 0))
+            return true;
+    }
+    return false;
+}
+
+/* True when every base of the class, followed through local classes, is a root PyLayer base
+ * or a local class: then nothing unseen can supply forward/backward. */
+static bool check__bases_known(const Checker *ck, size_t index, int depth)
+{
+    if (depth > CHECK_DEPTH)
+        return false;
+    TSNode bases = check__field(check__class(ck, index)->node, "superclasses");
+    uint32_t n = ts_node_is_null(bases) ? 0 : ts_node_named_child_count(bases);
+    for (uint32_t k = 0; k < n; k++) {
+        TSNode base = ts_node_named_child(bases, k);
+        if (check__type_is(base, "comment"))
+            continue;
+        if (check__type_is(base, "keyword_argument"))
+            return false;   /* a metaclass can add anything */
+        size_t local = check__local_class(ck, base);
+        if (local == index)
+            return false;
+        if (local != SIZE_MAX ? !check__bases_known(ck, local, depth + 1) : !check__is_root_base(ck, base))
+            return false;
+    }
+    return true;
+}
+
+/* The class body binds name some other way than a def found by find.c (`forward = f`). */
+static bool check__body_binds(const Checker *ck, size_t index, const char *name, int depth)
+{
+    if (depth > CHECK_DEPTH)
+        return false;
+    const P2sPyLayerClass *cls = check__class(ck, index);
+    TSNode body = check__field(cls->node, "body");
+    uint32_t n = ts_node_named_child_count(body);
+    size_t len = strlen(name);
+    for (uint32_t i = 0; i < n; i++) {
+        TSNode stmt = ts_node_named_child(body, i);
+        TSNode expr = check__type_is(stmt, "expression_statement") ? ts_node_named_child(stmt, 0) : (TSNode){0};
+        if (check__type_is(expr, "assignment") && check__text_is(ck, check__field(expr, "left"), name, len))
+            return true;
+    }
+    TSNode bases = check__field(cls->node, "superclasses");
+    uint32_t nb = ts_node_is_null(bases) ? 0 : ts_node_named_child_count(bases);
+    for (uint32_t k = 0; k < nb; k++) {
+        size_t local = check__local_class(ck, ts_node_named_child(bases, k));
+        if (local != SIZE_MAX && local != index && check__body_binds(ck, local, name, depth + 1))
+            return true;
+    }
+    return false;
+}
+
+static bool check__is_subclassed(const Checker *ck, size_t index)
+{
+    for (size_t i = 0; i < ck->found->classes.size; i++) {
+        TSNode bases = check__field(check__class(ck, i)->node, "superclasses");
+        uint32_t n = ts_node_is_null(bases) ? 0 : ts_node_named_child_count(bases);
+        for (uint32_t k = 0; k < n; k++)
+            if (i != index && check__local_class(ck, ts_node_named_child(bases, k)) == index)
+                return true;
+    }
+    return false;
+}
+
+static bool check__is_applied(const Checker *ck, size_t index)
+{
+    for (size_t i = 0; i < ck->found->sites.size; i++)
+        if (ck->found->sites.contents[i].class_index == index)
+            return true;
+    return false;
+}
+
+static void check__class_name(const Checker *ck, size_t index, P2sStrbuf *out)
+{
+    const P2sPyLayerClass *cls = check__class(ck, index);
+    if (cls->qualname)
+        p2s_strbuf_adds(out, cls->qualname);
+    else
+        p2s_strbuf_add(out, ck->src->bytes + cls->name.start, cls->name.end - cls->name.start);
+}
+
+/* P2S101 / P2S102. A class that defines neither and is not applied here is taken for an
+ * abstract base; a subclassed one may leave the method to its subclasses. */
+static void check__missing(Checker *ck, size_t index, const char *cls_name)
+{
+    const P2sPyLayerClass *cls = check__class(ck, index);
+    bool has_f = p2s_node_present(cls->forward), has_b = p2s_node_present(cls->backward);
+    if ((has_f && has_b) || check__is_subclassed(ck, index) || !check__bases_known(ck, index, 0))
+        return;
+    if (!has_f && !has_b && !check__is_applied(ck, index))
+        return;
+    const char *kv[] = {"class", cls_name};
+    if (!has_f && !check__body_binds(ck, index, "forward", 0))
+        check__emit(ck, "P2S101", cls->name, kv, 1);
+    if (!has_b && !check__body_binds(ck, index, "backward", 0))
+        check__emit(ck, "P2S102", cls->name, kv, 1);
+}
+
+/* P2S103 / P2S104 for a method the class defines itself (a base's are checked with the base). */
+static void check__signature(Checker *ck, size_t index, const Method *m, const char *cls_name)
+{
+    if (!p2s_node_present(m->def) || !ts_node_eq(check__owner_class(m->def), check__class(ck, index)->node))
+        return;
+    const char *kv[] = {"class", cls_name, "method", m->where};
+    NodeList decs = {0};
+    check__decorators(m->def, &decs);
+    bool is_static = false, is_classmethod = false;
+    for (size_t i = 0; i < decs.size; i++) {
+        is_static = is_static || check__text_is(ck, decs.contents[i], "staticmethod", 12);
+        is_classmethod = is_classmethod || check__text_is(ck, decs.contents[i], "classmethod", 11);
+    }
+    /* Another decorator may well return a staticmethod: only the certain cases fire. */
+    if (!is_static && (decs.size == 0 || is_classmethod))
+        check__emit(ck, "P2S103", p2s_node_span(check__field(m->def, "name")), kv, 2);
+    array_delete(&decs);
+    TSNode params = check__field(m->def, "parameters");
+    TSNode first = ts_node_named_child_count(params) ? ts_node_named_child(params, 0) : (TSNode){0};
+    while (check__type_is(first, "comment"))
+        first = ts_node_next_named_sibling(first);
+    /* `*args` first still receives ctx; no parameter, `*` or `**kw` first cannot. */
+    if (ts_node_is_null(first) || check__type_is(first, "keyword_separator") ||
+        check__param_is(first, "dictionary_splat_pattern"))
+        check__emit(ck, "P2S104", p2s_node_span(params), kv, 2);
+}
+
+/* ---- one method ---- */
+
+static bool check__is_ctx(const Method *m, const Checker *ck, TSNode node)
+{
+    return p2s_node_present(m->ctx) && check__type_is(node, "identifier") && check__same_text(ck, node, m->ctx);
+}
+
+/* `ctx.<name>(...)` with name in the ctx method table: the table entry, else NULL. */
+static const P2sCtxMethod *check__ctx_call(const Checker *ck, const Method *m, TSNode call)
+{
+    TSNode fn = check__field(call, "function");
+    if (!check__type_is(fn, "attribute") || !check__is_ctx(m, ck, check__field(fn, "object")))
+        return NULL;
+    TSNode attr = check__field(fn, "attribute");
+    return p2s_rules_ctx_method(ck->rules, ck->src->bytes + ts_node_start_byte(attr),
+                                ts_node_end_byte(attr) - ts_node_start_byte(attr));
+}
+
+/* How many times the body binds name (assignment targets, for/with/except targets, walrus). */
+static size_t check__bindings(const Checker *ck, const NodeList *nodes, TSNode name)
+{
+    size_t count = 0;
+    for (size_t i = 0; i < nodes->size; i++) {
+        TSNode n = nodes->contents[i];
+        if (!check__type_is(n, "identifier") || !check__same_text(ck, n, name))
+            continue;
+        for (TSNode up = n, parent = ts_node_parent(n); !ts_node_is_null(parent); up = parent, parent = ts_node_parent(parent)) {
+            const char *t = ts_node_type(parent);
+            if ((strcmp(t, "assignment") == 0 || strcmp(t, "augmented_assignment") == 0 ||
+                 strcmp(t, "for_statement") == 0 || strcmp(t, "for_in_clause") == 0) &&
+                ts_node_eq(check__field(parent, "left"), up)) {
+                count++;
+                break;
+            }
+            if ((strcmp(t, "named_expression") == 0 && ts_node_eq(check__field(parent, "name"), up)) ||
+                strcmp(t, "as_pattern_target") == 0 || strcmp(t, "as_pattern") == 0) {
+                count++;
+                break;
+            }
+            if (strcmp(t, "pattern_list") != 0 && strcmp(t, "tuple_pattern") != 0 &&
+                strcmp(t, "list_pattern") != 0 && strcmp(t, "list_splat_pattern") != 0 &&
+                strcmp(t, "parenthesized_expression") != 0 && strcmp(t, "tuple") != 0 &&
+                strcmp(t, "list") != 0 && strcmp(t, "expression_list") != 0)
+                break;
+        }
+    }
+    return count;
+}
+
+static void check__add_tensor(const Checker *ck, Method *m, const NodeList *nodes, TSNode name, size_t allowed_bindings)
+{
+    if (check__type_is(name, "identifier") && check__bindings(ck, nodes, name) <= allowed_bindings)
+        array_push(&m->tensors, name);
+}
+
+/* Names a `x, y = ctx.saved_tensor()` or `x = ctx.saved_tensor()[0]` binds to Tensors. */
+static void check__saved_targets(const Checker *ck, Method *m, const NodeList *nodes, TSNode call)
+{
+    TSNode value = call, up = ts_node_parent(call);
+    bool indexed = false;
+    if (check__type_is(up, "subscript") && ts_node_eq(check__field(up, "value"), call)) {
+        value = up;
+        indexed = true;
+        up = ts_node_parent(up);
+    }
+    if (!check__type_is(up, "assignment") || !ts_node_eq(check__field(up, "right"), value))
+        return;
+    TSNode left = check__field(up, "left");
+    if (indexed) {
+        check__add_tensor(ck, m, nodes, left, 1);
+        return;
+    }
+    if (!check__type_is(left, "pattern_list") && !check__type_is(left, "tuple_pattern") &&
+        !check__type_is(left, "list_pattern"))
+        return;
+    uint32_t n = ts_node_named_child_count(left);
+    for (uint32_t i = 0; i < n; i++)
+        check__add_tensor(ck, m, nodes, ts_node_named_child(left, i), 1);
+}
+
+static void check__method_init(Checker *ck, Method *m, TSNode def, const char *where, unsigned bit)
+{
+    memset(m, 0, sizeof *m);
+    m->def = def;
+    m->where = where;
+    m->bit = bit;
+    if (!p2s_node_present(def))
+        return;
+    TSNode params = check__field(def, "parameters");
+    uint32_t n = ts_node_named_child_count(params);
+    bool first = true;
+    for (uint32_t i = 0; i < n; i++) {
+        TSNode p = ts_node_named_child(params, i);
+        if (check__type_is(p, "comment"))
+            continue;
+        if (first && !check__type_is(p, "keyword_separator") && !check__param_is(p, "list_splat_pattern") &&
+            !check__param_is(p, "dictionary_splat_pattern"))
+            m->ctx = check__param_name(p);
+        else if (!first)
+            array_push(&m->params, p);
+        first = false;
+    }
+    const P2sCtxMethod *save = p2s_rules_ctx_role(ck->rules, P2S_CTX_SAVE);
+    const P2sCtxMethod *load = p2s_rules_ctx_role(ck->rules, P2S_CTX_LOAD);
+    NodeList all = {0}, own = {0};
+    TSNode body = check__field(def, "body");
+    check__collect(body, false, &all);
+    check__collect(body, true, &own);
+    for (size_t i = 0; i < all.size; i++) {
+        TSNode node = all.contents[i];
+        if (check__type_is(node, "yield"))
+            m->generator = true;
+        if (check__type_is(node, "attribute") && save &&
+            check__text_is(ck, check__field(node, "attribute"), save->name, strlen(save->name)))
+            m->mentions_save = true;
+        if (check__is_ctx(m, ck, node)) {
+            TSNode parent = ts_node_parent(node);
+            if (!check__type_is(parent, "attribute") || !ts_node_eq(check__field(parent, "object"), node))
+                m->ctx_escapes = true;
+        }
+    }
+    for (size_t i = 0; i < own.size; i++) {
+        TSNode node = own.contents[i];
+        if (check__type_is(node, "return_statement"))
+            array_push(&m->returns, node);
+        if (!check__type_is(node, "call"))
+            continue;
+        const P2sCtxMethod *cm = check__ctx_call(ck, m, node);
+        if (!cm)
+            continue;
+        array_push(&m->ctx_calls, node);
+        TSNode args = check__field(node, "arguments");
+        uint32_t na = ts_node_named_child_count(args);
+        if (cm == save)
+            for (uint32_t k = 0; k < na; k++)
+                check__add_tensor(ck, m, &all, ts_node_named_child(args, k), 1);
+        if (cm == load)
+            check__saved_targets(ck, m, &all, node);
+    }
+    /* backward's gradient parameters are Tensors (or None) as long as nothing rebinds them. */
+    for (size_t i = 0; bit == P2S_IN_BACKWARD && i < m->params.size; i++) {
+        TSNode name = check__param_name(m->params.contents[i]);
+        if (p2s_node_present(name) && !check__param_has_default(m->params.contents[i]))
+            check__add_tensor(ck, m, &all, name, 0);
+    }
+    array_delete(&all);
+    array_delete(&own);
+}
+
+static void check__method_release(Method *m)
+{
+    array_delete(&m->params);
+    array_delete(&m->returns);
+    array_delete(&m->ctx_calls);
+    array_delete(&m->tensors);
+}
+
+static bool check__is_tensor_name(const Checker *ck, const Method *m, TSNode node)
+{
+    if (!check__type_is(node, "identifier"))
+        return false;
+    for (size_t i = 0; i < m->tensors.size; i++)
+        if (check__same_text(ck, node, m->tensors.contents[i]))
+            return true;
+    return false;
+}
+
+/* The elements of a literal tuple / list return value, or false when the value is not one or
+ * has a starred element (its length is then unknown). */
+static bool check__literal_elements(TSNode value, NodeList *out)
+{
+    value = check__unparen(value);
+    if (!check__type_is(value, "expression_list") && !check__type_is(value, "tuple") && !check__type_is(value, "list"))
+        return false;
+    uint32_t n = ts_node_named_child_count(value);
+    for (uint32_t i = 0; i < n; i++) {
+        TSNode e = ts_node_named_child(value, i);
+        if (check__type_is(e, "comment"))
+            continue;
+        if (check__type_is(e, "list_splat") || check__type_is(e, "parenthesized_list_splat"))
+            return false;
+        array_push(out, e);
+    }
+    return true;
+}
+
+/* forward: the most outputs any return can have (CHECK_UNKNOWN unless every return is a
+ * literal), and the fewest certain Tensor outputs over all returns. */
+static void check__forward_outputs(const Checker *ck, const Method *f, size_t *at_most, size_t *at_least)
+{
+    *at_most = f->returns.size && !f->generator ? 0 : CHECK_UNKNOWN;
+    *at_least = f->returns.size && !f->generator ? CHECK_UNKNOWN : 0;
+    for (size_t i = 0; i < f->returns.size && !f->generator; i++) {
+        TSNode value = ts_node_named_child(f->returns.contents[i], 0);
+        NodeList elems = {0};
+        size_t most = CHECK_UNKNOWN, least = 0;
+        if (ts_node_is_null(value)) {
+            most = 0;
+        } else if (check__literal_elements(value, &elems)) {
+            most = elems.size;
+            for (size_t k = 0; k < elems.size; k++)
+                least += check__is_tensor_name(ck, f, check__unparen(elems.contents[k]));
+        } else {
+            least = check__is_tensor_name(ck, f, check__unparen(value));
+        }
+        array_delete(&elems);
+        if (*at_most != CHECK_UNKNOWN && (most == CHECK_UNKNOWN || most > *at_most))
+            *at_most = most;
+        if (least < *at_least)
+            *at_least = least;
+    }
+}
+
+/* backward: the fewest values any return gives, or CHECK_UNKNOWN when some return's count is
+ * not known; *first is the first return, for the span. */
+static size_t check__backward_returns(const Checker *ck, const Method *b, TSNode *first)
+{
+    size_t fewest = CHECK_UNKNOWN;
+    bool known = b->returns.size > 0 && !b->generator;
+    for (size_t i = 0; i < b->returns.size && known; i++) {
+        TSNode value = ts_node_named_child(b->returns.contents[i], 0);
+        TSNode plain = check__unparen(value);
+        NodeList elems = {0};
+        size_t count = CHECK_UNKNOWN;
+        /* A bare `return` is left unknown: it gives None, but is rarely what was meant. */
+        if (ts_node_is_null(value))
+            count = CHECK_UNKNOWN;
+        else if (check__literal_elements(value, &elems))
+            count = elems.size;
+        else if (check__type_is(plain, "none") || check__type_is(plain, "binary_operator") ||
+                 check__type_is(plain, "unary_operator") || check__is_tensor_name(ck, b, plain))
+            count = 1;
+        array_delete(&elems);
+        known = count != CHECK_UNKNOWN;
+        if (count < fewest)
+            fewest = count;
+    }
+    *first = b->returns.size ? b->returns.contents[0] : (TSNode){0};
+    return known ? fewest : CHECK_UNKNOWN;
+}
+
+/* forward's inputs bound: one per parameter after ctx, unless *args / **kwargs take more. */
+static size_t check__forward_inputs(const Method *f)
+{
+    for (size_t i = 0; i < f->params.size; i++)
+        if (check__param_is(f->params.contents[i], "list_splat_pattern") ||
+            check__param_is(f->params.contents[i], "dictionary_splat_pattern"))
+            return CHECK_UNKNOWN;
+    size_t n = 0;
+    for (size_t i = 0; i < f->params.size; i++)
+        n += p2s_node_present(check__param_name(f->params.contents[i]));
+    return n;
+}
+
+/* P2S105 / P2S106. */
+static void check__counts(Checker *ck, const Method *f, const Method *b, const char *cls_name)
+{
+    if (!p2s_node_present(f->def) || !p2s_node_present(b->def) || !p2s_node_present(b->ctx) ||
+        !p2s_node_present(f->ctx))
+        return;
+    size_t required = 0, accepted = 0;
+    bool star = false;
+    for (size_t i = 0; i < b->params.size; i++) {
+        TSNode p = b->params.contents[i];
+        if (check__param_is(p, "list_splat_pattern"))
+            star = true;
+        if (check__type_is(p, "keyword_separator") || check__param_is(p, "list_splat_pattern") ||
+            check__param_is(p, "dictionary_splat_pattern"))
+            break;
+        if (check__type_is(p, "positional_separator"))
+            continue;
+        accepted++;
+        required += !check__param_has_default(p);
+    }
+    size_t at_most, at_least;
+    check__forward_outputs(ck, f, &at_most, &at_least);
+    char given[48], expected[48];
+    P2sSpan span = p2s_node_span(check__field(b->def, "parameters"));
+    if (at_most != CHECK_UNKNOWN && required > at_most) {
+        snprintf(given, sizeof given, required == accepted && !star ? "%zu" : "at least %zu", required);
+        snprintf(expected, sizeof expected, "at most %zu", at_most);
+        const char *kv[] = {"class", cls_name, "given", given, "expected", expected};
+        check__emit(ck, "P2S105", span, kv, 3);
+    } else if (!star && at_least != CHECK_UNKNOWN && at_least > accepted) {
+        snprintf(given, sizeof given, required == accepted ? "%zu" : "at most %zu", accepted);
+        snprintf(expected, sizeof expected, "at least %zu", at_least);
+        const char *kv[] = {"class", cls_name, "given", given, "expected", expected};
+        check__emit(ck, "P2S105", span, kv, 3);
+    }
+    TSNode first = {0};
+    size_t returned = check__backward_returns(ck, b, &first);
+    size_t inputs = check__forward_inputs(f);
+    /* With no inputs nothing needs a gradient, so backward never runs. */
+    if (returned != CHECK_UNKNOWN && inputs != CHECK_UNKNOWN && inputs > 0 && returned > inputs) {
+        snprintf(given, sizeof given, "%zu", returned);
+        snprintf(expected, sizeof expected, "%zu", inputs);
+        const char *kv[] = {"class", cls_name, "given", given, "expected", expected};
+        check__emit(ck, "P2S106", p2s_node_span(ts_node_named_child(first, 0)), kv, 3);
+    }
+}
+
+static void check__allowed_text(unsigned allowed, P2sStrbuf *out)
+{
+    if (allowed == (P2S_IN_FORWARD | P2S_IN_BACKWARD))
+        p2s_strbuf_adds(out, "forward or backward");
+    else
+        p2s_strbuf_adds(out, allowed & P2S_IN_FORWARD ? "forward" : "backward");
+}
+
+/* `ctx.save_for_backward` called twice on forward's straight-line path (its body, `with`
+ * bodies): the second call replaces what the first saved. Calls under if/for/try may be
+ * alternatives, so they do not count. */
+static bool check__straight_line(TSNode call, TSNode def)
+{
+    TSNode node = ts_node_parent(call);
+    if (!check__type_is(node, "expression_statement"))
+        return false;
+    for (;;) {
+        TSNode block = ts_node_parent(node);
+        if (!check__type_is(block, "block"))
+            return false;
+        TSNode owner = ts_node_parent(block);
+        if (ts_node_eq(owner, def))
+            return true;
+        if (!check__type_is(owner, "with_statement"))
+            return false;
+        node = owner;
+    }
+}
+
+/* P2S107 / P2S108 / P2S109. */
+static void check__ctx_calls(Checker *ck, const Method *f, const Method *b, const char *cls_name)
+{
+    const P2sCtxMethod *save = p2s_rules_ctx_role(ck->rules, P2S_CTX_SAVE);
+    const Method *both[] = {f, b};
+    P2sStrbuf allowed, method;
+    p2s_strbuf_init(&allowed);
+    p2s_strbuf_init(&method);
+    for (size_t w = 0; w < 2; w++) {
+        const Method *m = both[w];
+        TSNode first_save = {0};
+        for (size_t i = 0; i < m->ctx_calls.size; i++) {
+            TSNode call = m->ctx_calls.contents[i];
+            const P2sCtxMethod *cm = check__ctx_call(ck, m, call);
+            p2s_strbuf_reset(&allowed);
+            p2s_strbuf_reset(&method);
+            check__allowed_text(cm->allowed_in, &allowed);
+            p2s_strbuf_adds(&method, cm->name);
+            if (!(cm->allowed_in & m->bit)) {
+                const char *kv[] = {"method", method.buf, "where", m->where, "allowed", allowed.buf};
+                check__emit(ck, "P2S108", p2s_node_span(call), kv, 3);
+            }
+            if (cm != save || m->bit != P2S_IN_FORWARD || !check__straight_line(call, m->def))
+                continue;
+            if (ts_node_is_null(first_save)) {
+                first_save = call;
+                continue;
+            }
+            char line[24];
+            snprintf(line, sizeof line, "%u", ts_node_start_point(first_save).row + 1);
+            const char *kv[] = {"method", method.buf, "line", line};
+            check__emit(ck, "P2S109", p2s_node_span(call), kv, 2);
+        }
+    }
+    /* backward loads what forward never saved: only when forward is fully visible (ctx never
+     * leaves it, no decorator that could save) and no save is spelled anywhere in it. */
+    if (save && p2s_node_present(f->def) && p2s_node_present(f->ctx) && !f->mentions_save &&
+        !f->ctx_escapes && check__only_staticmethod(ck, f->def)) {
+        for (size_t i = 0; i < b->ctx_calls.size; i++) {
+            const P2sCtxMethod *cm = check__ctx_call(ck, b, b->ctx_calls.contents[i]);
+            if (cm->role != P2S_CTX_LOAD)
+                continue;
+            const char *kv[] = {"class", cls_name, "method", cm->name, "save", save->name};
+            check__emit(ck, "P2S107", p2s_node_span(b->ctx_calls.contents[i]), kv, 3);
+            break;
+        }
+    }
+    p2s_strbuf_release(&allowed);
+    p2s_strbuf_release(&method);
+}
+
+static void check__call_text(const Checker *ck, TSNode call, const char *name, bool builtin, P2sStrbuf *out)
+{
+    uint32_t start = ts_node_start_byte(call), end = ts_node_end_byte(call);
+    if (end - start <= CHECK_CALL_TEXT_MAX && !memchr(ck->src->bytes + start, '\n', end - start))
+        p2s_strbuf_add(out, ck->src->bytes + start, end - start);
+    else
+        p2s_strbuf_addf(out, builtin ? "%s(...)" : ".%s()", name);
+}
+
+/* P2S2xx: calls that need a concrete value, anywhere inside forward/backward. */
+static void check__hazards(Checker *ck, const Method *m)
+{
+    if (!p2s_node_present(m->def))
+        return;
+    NodeList nodes = {0};
+    check__collect(check__field(m->def, "body"), false, &nodes);
+    P2sStrbuf text;
+    p2s_strbuf_init(&text);
+    for (size_t i = 0; i < nodes.size; i++) {
+        TSNode call = nodes.contents[i];
+        if (!check__type_is(call, "call"))
+            continue;
+        TSNode fn = check__field(call, "function"), args = check__field(call, "arguments");
+        const P2sHazard *h = NULL;
+        if (check__type_is(fn, "attribute")) {
+            TSNode attr = check__field(fn, "attribute");
+            h = p2s_rules_hazard(ck->rules, false, ck->src->bytes + ts_node_start_byte(attr),
+                                 ts_node_end_byte(attr) - ts_node_start_byte(attr));
+        } else if (check__type_is(fn, "identifier") && check__type_is(args, "argument_list") &&
+                   ts_node_named_child_count(args) == 1) {
+            /* float(t) only when t is certainly a Tensor: float(scale) on a number is fine. */
+            TSNode arg = check__unparen(ts_node_named_child(args, 0));
+            if (check__type_is(arg, "subscript"))
+                arg = check__field(arg, "value");
+            if (check__is_tensor_name(ck, m, arg))
+                h = p2s_rules_hazard(ck->rules, true, ck->src->bytes + ts_node_start_byte(fn),
+                                     ts_node_end_byte(fn) - ts_node_start_byte(fn));
+        }
+        if (!h)
+            continue;
+        p2s_strbuf_reset(&text);
+        check__call_text(ck, call, h->name, h->builtin, &text);
+        const char *kv[] = {"call", text.buf, "where", m->where};
+        check__emit(ck, h->code, p2s_node_span(call), kv, 2);
+    }
+    p2s_strbuf_release(&text);
+    array_delete(&nodes);
+}
+
+static void check__pylayer(Checker *ck, size_t index)
+{
+    const P2sPyLayerClass *cls = check__class(ck, index);
+    P2sStrbuf name;
+    p2s_strbuf_init(&name);
+    check__class_name(ck, index, &name);
+    check__missing(ck, index, name.buf);
+    Method f, b;
+    check__method_init(ck, &f, cls->forward, "forward", P2S_IN_FORWARD);
+    check__method_init(ck, &b, cls->backward, "backward", P2S_IN_BACKWARD);
+    check__signature(ck, index, &f, name.buf);
+    check__signature(ck, index, &b, name.buf);
+    check__counts(ck, &f, &b, name.buf);
+    check__ctx_calls(ck, &f, &b, name.buf);
+    check__hazards(ck, &f);
+    check__hazards(ck, &b);
+    check__method_release(&f);
+    check__method_release(&b);
+    p2s_strbuf_release(&name);
+}
+
+/* ---- .apply sites ---- */
+
+typedef enum { PARAM_POSITIONAL_ONLY, PARAM_POSITIONAL, PARAM_KEYWORD_ONLY } ParamKind;
+
+typedef struct {
+    TSNode name;
+    ParamKind kind;
+    bool has_default;
+    bool filled;
+} Param;
+
+typedef struct {
+    Array(Param) params;
+    bool var_positional, var_keyword;
+} Signature;
+
+/* forward's signature after ctx; false when it cannot be read (no plain ctx first). */
+static bool check__signature_of(const Method *f, Signature *sig)
+{
+    if (!p2s_node_present(f->ctx))
+        return false;
+    ParamKind kind = PARAM_POSITIONAL;
+    for (size_t i = 0; i < f->params.size; i++) {
+        TSNode p = f->params.contents[i];
+        if (check__type_is(p, "positional_separator")) {
+            for (size_t k = 0; k < sig->params.size; k++)
+                sig->params.contents[k].kind = PARAM_POSITIONAL_ONLY;
+        } else if (check__type_is(p, "keyword_separator")) {
+            kind = PARAM_KEYWORD_ONLY;
+        } else if (check__param_is(p, "list_splat_pattern")) {
+            sig->var_positional = true;
+            kind = PARAM_KEYWORD_ONLY;
+        } else if (check__param_is(p, "dictionary_splat_pattern")) {
+            sig->var_keyword = true;
+        } else if (p2s_node_present(check__param_name(p))) {
+            Param param = {check__param_name(p), kind, check__param_has_default(p), false};
+            array_push(&sig->params, param);
+        }
+    }
+    return true;
+}
+
+static void check__accepted(const Checker *ck, const Method *f, P2sStrbuf *out)
+{
+    for (size_t i = 0; i < f->params.size; i++) {
+        if (i)
+            p2s_strbuf_adds(out, ", ");
+        check__flat_text(ck, f->params.contents[i], out);
+    }
+    if (f->params.size == 0)
+        p2s_strbuf_adds(out, "no arguments");
+}
+
+static void check__site(Checker *ck, const P2sApplySite *site)
+{
+    if (site->class_index == SIZE_MAX || !p2s_node_present(site->call))
+        return;
+    const P2sPyLayerClass *cls = check__class(ck, site->class_index);
+    if (!p2s_node_present(cls->forward) || !cls->forward_plain)
+        return;
+    Method f;
+    Signature sig = {0};
+    check__method_init(ck, &f, cls->forward, "forward", P2S_IN_FORWARD);
+    P2sStrbuf name, accepted, text;
+    p2s_strbuf_init(&name);
+    p2s_strbuf_init(&accepted);
+    p2s_strbuf_init(&text);
+    if (!check__signature_of(&f, &sig))
+        goto done;
+    check__class_name(ck, site->class_index, &name);
+    check__accepted(ck, &f, &accepted);
+
+    TSNode args = check__field(site->call, "arguments");
+    uint32_t n = ts_node_named_child_count(args);
+    bool list_splat = false, dict_splat = false;
+    NodeList positional = {0};
+    for (uint32_t i = 0; i < n; i++) {
+        TSNode a = ts_node_named_child(args, i);
+        if (check__type_is(a, "list_splat"))
+            list_splat = true;
+        else if (check__type_is(a, "dictionary_splat"))
+            dict_splat = true;
+        else if (!check__type_is(a, "keyword_argument") && !check__type_is(a, "comment"))
+            array_push(&positional, a);
+    }
+    size_t capacity = 0, required_positional = 0;
+    for (size_t k = 0; k < sig.params.size; k++) {
+        Param *p = &sig.params.contents[k];
+        if (p->kind == PARAM_KEYWORD_ONLY)
+            continue;
+        capacity++;
+        required_positional += !p->has_default;
+        if (!list_splat && capacity <= positional.size)
+            p->filled = true;
+    }
+    if (!list_splat && !sig.var_positional && positional.size > capacity) {
+        char expected[48], given[24];
+        if (required_positional == capacity)
+            snprintf(expected, sizeof expected, "%zu", capacity);
+        else
+            snprintf(expected, sizeof expected, "from %zu to %zu", required_positional, capacity);
+        snprintf(given, sizeof given, "%zu", positional.size);
+        const char *kv[] = {"class", name.buf, "expected", expected, "given", given, "accepted", accepted.buf};
+        P2sSpan span = p2s_span(ts_node_start_byte(positional.contents[capacity]),
+                                ts_node_end_byte(positional.contents[positional.size - 1]));
+        check__emit(ck, "P2S111", span, kv, 4);
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        TSNode a = ts_node_named_child(args, i);
+        if (!check__type_is(a, "keyword_argument"))
+            continue;
+        TSNode key = check__field(a, "name");
+        Param *match = NULL;
+        for (size_t k = 0; k < sig.params.size && !match; k++)
+            if (sig.params.contents[k].kind != PARAM_POSITIONAL_ONLY && check__same_text(ck, key, sig.params.contents[k].name))
+                match = &sig.params.contents[k];
+        p2s_strbuf_reset(&text);
+        p2s_strbuf_add(&text, ck->src->bytes + ts_node_start_byte(key), ts_node_end_byte(key) - ts_node_start_byte(key));
+        const char *kv[] = {"class", name.buf, "name", text.buf, "accepted", accepted.buf};
+        if (!match && !sig.var_keyword)
+            check__emit(ck, "P2S110", p2s_node_span(key), kv, 3);
+        else if (match && match->filled)
+            check__emit(ck, "P2S113", p2s_node_span(a), kv, 3);
+        else if (match)
+            match->filled = true;
+    }
+    for (size_t k = 0; k < sig.params.size && !list_splat && !dict_splat; k++) {
+        const Param *p = &sig.params.contents[k];
+        if (p->filled || p->has_default)
+            continue;
+        p2s_strbuf_reset(&text);
+        p2s_strbuf_add(&text, ck->src->bytes + ts_node_start_byte(p->name), ts_node_end_byte(p->name) - ts_node_start_byte(p->name));
+        const char *kv[] = {"class", name.buf, "name", text.buf, "accepted", accepted.buf};
+        check__emit(ck, "P2S112", p2s_node_span(args), kv, 3);
+        break;
+    }
+    array_delete(&positional);
+done:
+    array_delete(&sig.params);
+    p2s_strbuf_release(&name);
+    p2s_strbuf_release(&accepted);
+    p2s_strbuf_release(&text);
+    check__method_release(&f);
+}
+
+/* ---- unresolved .apply ---- */
+
+static bool check__is_site(const Checker *ck, TSNode attribute)
+{
+    for (size_t i = 0; i < ck->found->sites.size; i++)
+        if (ts_node_eq(ck->found->sites.contents[i].attribute, attribute))
+            return true;
+    return false;
+}
+
+/* The names the file's import statements bind (`import a.b` binds `a`; `as` names the alias). */
+static void check__imported_names(const NodeList *nodes, NodeList *out)
+{
+    for (size_t i = 0; i < nodes->size; i++) {
+        TSNode stmt = nodes->contents[i];
+        bool from = check__type_is(stmt, "import_from_statement");
+        if (!from && !check__type_is(stmt, "import_statement"))
+            continue;
+        TSNode module = check__field(stmt, "module_name");
+        uint32_t n = ts_node_named_child_count(stmt);
+        for (uint32_t k = 0; k < n; k++) {
+            TSNode name = ts_node_named_child(stmt, k);
+            if (from && ts_node_eq(name, module))
+                continue;
+            if (check__type_is(name, "aliased_import"))
+                array_push(out, check__field(name, "alias"));
+            else if (check__type_is(name, "dotted_name"))
+                array_push(out, ts_node_named_child(name, 0));
+        }
+    }
+}
+
+/* `Name.apply(...)` / `mod.Name.apply(...)` where Name is capitalised like a class and the
+ * head is imported: a PyLayer from another module, the case a note helps with. A local name
+ * (a parameter, a variable) or a local class with its own `apply` is something else. */
+static bool check__looks_like_pylayer(const Checker *ck, TSNode object, const NodeList *imported)
+{
+    TSNode last = object, head = object;
+    if (check__type_is(object, "attribute")) {
+        for (head = object; check__type_is(head, "attribute"); head = check__field(head, "object"))
+            ;
+        last = check__field(object, "attribute");
+    }
+    if (!check__type_is(head, "identifier"))
+        return false;
+    char c = ck->src->bytes[ts_node_start_byte(last)];
+    bool is_imported = false;
+    for (size_t i = 0; i < imported->size && !is_imported; i++)
+        is_imported = check__same_text(ck, head, imported->contents[i]);
+    if (c < 'A' || c > 'Z' || !is_imported)
+        return false;
+    for (size_t i = 0; i < ck->found->classes.size; i++) {
+        const P2sPyLayerClass *cls = check__class(ck, i);
+        uint32_t len = ts_node_end_byte(last) - ts_node_start_byte(last);
+        if (cls->name.end - cls->name.start != len ||
+            memcmp(ck->src->bytes + cls->name.start, ck->src->bytes + ts_node_start_byte(last), len) != 0)
+            continue;
+        TSNode body = check__field(cls->node, "body");
+        uint32_t n = ts_node_named_child_count(body);
+        for (uint32_t k = 0; k < n; k++) {
+            TSNode def = ts_node_named_child(body, k);
+            if (check__type_is(def, "decorated_definition"))
+                def = check__field(def, "definition");
+            if (check__type_is(def, "function_definition") && check__text_is(ck, check__field(def, "name"), "apply", 5))
+                return false;
+        }
+    }
+    return true;
+}
+
+static void check__unresolved(Checker *ck, TSNode root)
+{
+    if (!memmem(ck->src->bytes, ck->src->len, "PyLayer", 7))
+        return;
+    NodeList nodes = {0}, imported = {0};
+    check__collect(root, false, &nodes);
+    check__imported_names(&nodes, &imported);
+    P2sStrbuf object;
+    p2s_strbuf_init(&object);
+    for (size_t i = 0; i < nodes.size; i++) {
+        TSNode attr = nodes.contents[i];
+        if (!check__type_is(attr, "attribute") || !check__text_is(ck, check__field(attr, "attribute"), "apply", 5))
+            continue;
+        TSNode parent = ts_node_parent(attr);
+        if (!check__type_is(parent, "call") || !ts_node_eq(check__field(parent, "function"), attr) ||
+            check__is_site(ck, attr) || !check__looks_like_pylayer(ck, check__field(attr, "object"), &imported))
+            continue;
+        p2s_strbuf_reset(&object);
+        check__flat_text(ck, check__field(attr, "object"), &object);
+        const char *kv[] = {"object", object.buf};
+        check__emit(ck, "P2S300", p2s_node_span(attr), kv, 1);
+    }
+    p2s_strbuf_release(&object);
+    array_delete(&imported);
+    array_delete(&nodes);
+}
+
+/* Source order, so the report reads top to bottom; stable, so one line's diagnostics keep the
+ * order the checks produced them in. */
+static void check__sort(P2sDiagSink *sink)
+{
+    for (size_t i = 1; i < sink->items.size; i++) {
+        P2sDiag d = sink->items.contents[i];
+        size_t k = i;
+        for (; k > 0 && sink->items.contents[k - 1].span.start > d.span.start; k--)
+            sink->items.contents[k] = sink->items.contents[k - 1];
+        sink->items.contents[k] = d;
+    }
+}
+
+size_t p2s_check(const P2sSource *src, TSTree *tree, const P2sFindings *found,
+                 const P2sRules *rules, P2sDiagSink *sink)
+{
+    P2sDiagSink local;
+    p2s_diag_sink_init(&local);
+    Checker ck = {src, found, rules, &local, {0}};
+    for (size_t i = 0; i < found->classes.size; i++)
+        if (found->classes.contents[i].is_pylayer)
+            check__pylayer(&ck, i);
+    for (size_t i = 0; i < found->sites.size; i++)
+        check__site(&ck, &found->sites.contents[i]);
+    check__unresolved(&ck, ts_tree_root_node(tree));
+    check__sort(&local);
+    p2s_suppress_filter(&local, 0, src, rules);
+    size_t errors = local.errors;
+    for (size_t i = 0; i < local.items.size; i++) {
+        array_push(&sink->items, local.items.contents[i]);
+        if (local.items.contents[i].severity == P2S_ERROR)
+            sink->errors++;
+    }
+    array_delete(&local.items);
+    array_delete(&ck.emitted);
+    return errors;
+}

@@ -1,0 +1,235 @@
+/* Unit tests: the contract checks and hazards, as code lists over small sources. Each case
+ * names the codes that must fire, in source order; "" means none may (correct code). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "check.h"
+#include "parse.h"
+
+typedef struct {
+    const char *name;
+    const char *source;
+    const char *codes;     /* space-separated, in order */
+} CheckCase;
+
+#define HEAD "import paddle\nfrom paddle.autograd import PyLayer\n"
+#define FWD(params, body) "    @staticmethod\n    def forward(" params "):\n" body
+#define BWD(params, body) "    @staticmethod\n    def backward(" params "):\n" body
+#define RET(x) "        return " x "\n"
+
+static const CheckCase cases[] = {
+    {"correct_request_anchor", HEAD "class T(PyLayer):\n"
+     FWD("ctx, x", "        y = paddle.tanh(x)\n        ctx.save_for_backward(y)\n" RET("y"))
+     BWD("ctx, dy", "        y, = ctx.saved_tensor()\n" RET("dy * (1 - paddle.square(y))")) "T.apply(paddle.ones([1]))\n", ""},
+    {"missing_forward", HEAD "class T(PyLayer):\n" BWD("ctx, dy", RET("dy")), "P2S101"},
+    {"missing_both_applied", HEAD "class T(PyLayer):\n    pass\nT.apply(1)\n", "P2S101 P2S102"},
+    {"abstract_base_not_applied", HEAD "class T(PyLayer):\n    pass\n", ""},
+    {"subclassed_base_may_leave_backward", HEAD "class B(PyLayer):\n" FWD("ctx, x", RET("x * 2"))
+     "class C(B):\n" BWD("ctx, dy", RET("dy * 2")), ""},
+    {"unknown_mixin_may_supply_backward", HEAD "from mixins import Grad\nclass T(Grad, PyLayer):\n" FWD("ctx, x", RET("x * 2")), ""},
+    {"metaclass_may_supply_backward", HEAD "class T(PyLayer, metaclass=M):\n" FWD("ctx, x", RET("x * 2")), ""},
+    {"assigned_backward_counts", HEAD "def g(ctx, dy):\n    return dy\nclass T(PyLayer):\n" FWD("ctx, x", RET("x * 2"))
+     "    backward = staticmethod(g)\n", ""},
+    {"not_static", HEAD "class T(PyLayer):\n    def forward(ctx, x):\n" RET("x * 2") BWD("ctx, dy", RET("dy * 2")), "P2S103"},
+    {"classmethod_is_not_static", HEAD "class T(PyLayer):\n    @classmethod\n    def forward(cls, ctx, x):\n" RET("x * 2")
+     BWD("ctx, dy", RET("dy * 2")), "P2S103"},
+    {"other_decorator_may_be_static", HEAD "class T(PyLayer):\n    @amp_static\n    def forward(ctx, x):\n" RET("x * 2")
+     BWD("ctx, dy", RET("dy * 2")), ""},
+    {"no_parameters", HEAD "class T(PyLayer):\n" FWD("", RET("paddle.ones([1])")) BWD("ctx, dy", RET("None")), "P2S104"},
+    {"kwargs_first", HEAD "class T(PyLayer):\n" FWD("ctx, x", RET("x * 2")) BWD("**kw", RET("None")), "P2S104"},
+    {"varargs_first_still_gets_ctx", HEAD "class T(PyLayer):\n" FWD("*args", RET("args[1] * 2")) BWD("ctx, dy", RET("dy")), ""},
+    {"grads_more_than_outputs", HEAD "class T(PyLayer):\n" FWD("ctx, x", RET("(x * 2,)")) BWD("ctx, a, b", RET("a")), "P2S105"},
+    {"grads_with_default_fit", HEAD "class T(PyLayer):\n" FWD("ctx, x", RET("(x * 2,)")) BWD("ctx, a, b=None", RET("a")), ""},
+    {"grads_fewer_than_saved_outputs", HEAD "class T(PyLayer):\n"
+     FWD("ctx, x", "        a = x * 2\n        b = x * 3\n        ctx.save_for_backward(a, b)\n" RET("a, b"))
+     BWD("ctx, da", RET("da")), "P2S105"},
+    {"grads_unknown_for_split", HEAD "class T(PyLayer):\n" FWD("ctx, x", RET("paddle.split(x, 3)")) BWD("ctx, a, b, c", RET("a")), ""},
+    {"grads_unknown_with_star", HEAD "class T(PyLayer):\n" FWD("ctx, x", RET("(x, *rest)")) BWD("ctx, a, b, c", RET("a")), ""},
+    {"grads_one_return_path_unknown", HEAD "class T(PyLayer):\n"
+     FWD("ctx, x", "        if x.shape[0] > 1:\n            return paddle.split(x, 2)\n" RET("(x,)")) BWD("ctx, a, b", RET("a")), ""},
+    {"grads_nontensor_outputs_unknown", HEAD "class T(PyLayer):\n" FWD("ctx, x, n", RET("x * 2, n + 1")) BWD("ctx, dy", RET("dy, None")), ""},
+    {"returns_more_than_inputs", HEAD "class T(PyLayer):\n" FWD("ctx, x", RET("x * 2")) BWD("ctx, dy", RET("dy * 2, None")), "P2S106"},
+    {"returns_fewer_may_be_fine", HEAD "class T(PyLayer):\n" FWD("ctx, x, y", RET("x * y")) BWD("ctx, dy", RET("dy")), ""},
+    {"returns_unknown_name", HEAD "class T(PyLayer):\n" FWD("ctx, x", RET("x * 2")) BWD("ctx, dy", "        g = (dy, None)\n" RET("g")), ""},
+    {"returns_varargs_forward", HEAD "class T(PyLayer):\n" FWD("ctx, *xs", RET("xs[0] * 2")) BWD("ctx, dy", RET("dy, dy")), ""},
+    {"saved_without_save", HEAD "class T(PyLayer):\n" FWD("ctx, x", RET("x * 2")) BWD("ctx, dy", "        x, = ctx.saved_tensor()\n" RET("dy")), "P2S107"},
+    {"saved_by_helper", HEAD "class T(PyLayer):\n" FWD("ctx, x", "        keep(ctx, x)\n" RET("x * 2"))
+     BWD("ctx, dy", "        x, = ctx.saved_tensor()\n" RET("dy")), ""},
+    {"saved_in_closure", HEAD "class T(PyLayer):\n" FWD("ctx, x", "        def k():\n            ctx.save_for_backward(x)\n        k()\n" RET("x * 2"))
+     BWD("ctx, dy", "        x, = ctx.saved_tensor()\n" RET("dy")), ""},
+    {"save_in_backward", HEAD "class T(PyLayer):\n" FWD("ctx, x", RET("x * 2")) BWD("ctx, dy", "        ctx.save_for_backward(dy)\n" RET("dy")), "P2S108"},
+    {"mark_in_backward", HEAD "class T(PyLayer):\n" FWD("ctx, x", RET("x * 2")) BWD("ctx, dy", "        ctx.mark_non_differentiable(dy)\n" RET("dy")), "P2S108"},
+    {"user_attribute_calls_are_free", HEAD "class T(PyLayer):\n" FWD("ctx, x, f", "        ctx.func = f\n" RET("f(x)"))
+     BWD("ctx, dy", RET("dy * ctx.func(dy)")), ""},
+    {"save_twice", HEAD "class T(PyLayer):\n" FWD("ctx, x", "        ctx.save_for_backward(x)\n        ctx.save_for_backward(x * 2)\n" RET("x * 2"))
+     BWD("ctx, dy", "        x, = ctx.saved_tensor()\n" RET("dy")), "P2S109"},
+    {"save_in_branches", HEAD "class T(PyLayer):\n"
+     FWD("ctx, x, f", "        if f:\n            ctx.save_for_backward(x)\n        else:\n            ctx.save_for_backward(x * 2)\n" RET("x * 2"))
+     BWD("ctx, dy", "        x, = ctx.saved_tensor()\n" RET("dy")), ""},
+    {"apply_unknown_keyword", HEAD "class T(PyLayer):\n" FWD("ctx, x, scale=1.0", RET("x * scale")) BWD("ctx, dy", RET("dy"))
+     "T.apply(paddle.ones([1]), scal=2.0)\n", "P2S110"},
+    {"apply_positional_only_by_keyword", HEAD "class T(PyLayer):\n" FWD("ctx, x, /", RET("x * 2")) BWD("ctx, dy", RET("dy"))
+     "T.apply(x=paddle.ones([1]))\n", "P2S112 P2S110"},
+    {"apply_kwargs_take_anything", HEAD "class T(PyLayer):\n" FWD("ctx, x, **kw", RET("x * 2")) BWD("ctx, dy", RET("dy"))
+     "T.apply(paddle.ones([1]), anything=2)\n", ""},
+    {"apply_too_many", HEAD "class T(PyLayer):\n" FWD("ctx, x", RET("x * 2")) BWD("ctx, dy", RET("dy")) "T.apply(1, 2, 3)\n", "P2S111"},
+    {"apply_varargs_take_more", HEAD "class T(PyLayer):\n" FWD("ctx, x, *rest", RET("x * 2")) BWD("ctx, dy", RET("dy")) "T.apply(1, 2, 3)\n", ""},
+    {"apply_missing", HEAD "class T(PyLayer):\n" FWD("ctx, x, *, alpha", RET("x * alpha")) BWD("ctx, dy", RET("dy")) "T.apply(1)\n", "P2S112"},
+    {"apply_splat_unknown", HEAD "class T(PyLayer):\n" FWD("ctx, x, y", RET("x * y")) BWD("ctx, dy", RET("dy")) "T.apply(*args)\nT.apply(1, **kw)\n", ""},
+    {"apply_twice_given", HEAD "class T(PyLayer):\n" FWD("ctx, x, y", RET("x * y")) BWD("ctx, dy", RET("dy")) "T.apply(1, 2, y=3)\n", "P2S113"},
+    {"apply_decorated_forward_unknown", HEAD "class T(PyLayer):\n    @staticmethod\n    @wrap\n    def forward(ctx, x):\n" RET("x")
+     BWD("ctx, dy", RET("dy")) "T.apply(1, 2, 3)\n", ""},
+    {"hazards", HEAD "class T(PyLayer):\n"
+     FWD("ctx, x", "        a = x.numpy()\n        b = x.item()\n        c = x.tolist()\n        ctx.save_for_backward(x)\n        d = float(x)\n" RET("x * 2"))
+     BWD("ctx, dy", "        n = int(dy)\n" RET("dy * n")), "P2S201 P2S202 P2S203 P2S204 P2S204"},
+    {"number_conversions_of_non_tensors", HEAD "class T(PyLayer):\n"
+     FWD("ctx, x, scale", "        ctx.s = float(scale)\n        n = int(x.shape[0])\n" RET("x * n"))
+     BWD("ctx, dy", "        dy = dy * 2\n" RET("dy * float(len(ctx.s))")), ""},
+    {"hazards_outside_pylayer", HEAD "def f(x):\n    return x.numpy(), float(x)\n", ""},
+    {"unresolved_imported_apply", HEAD "from .ops import Gather\nGather.apply(1)\n", "P2S300"},
+    {"unresolved_module_apply", HEAD "import ops\nops.Gather.apply(1)\n", "P2S300"},
+    {"no_note_without_pylayer", "import pandas as pd\nfrom frames import Frame\nFrame.apply(f)\n", ""},
+    {"no_note_for_local_names", HEAD "def f(Op):\n    return Op.apply(1)\nclass Table:\n    def apply(self):\n        pass\nTable.apply(t)\n", ""},
+    {"noqa_hides_a_code", HEAD "class T(PyLayer):\n" FWD("ctx, x", "        a = x.numpy()  # noqa: P2S201\n        b = x.numpy()  # noqa: P2S202\n" RET("x"))
+     BWD("ctx, dy", RET("dy")), "P2S201"},
+};
+
+static void run_case(const CheckCase *c, const char *select, const char *ignore, const char *want)
+{
+    P2sSource src;
+    P2sDiagSink sink;
+    P2sRules rules;
+    P2sStrbuf err, got;
+    P2sFindings found;
+    p2s_strbuf_init(&err);
+    p2s_strbuf_init(&got);
+    p2s_diag_sink_init(&sink);
+    assert_int_equal(p2s_rules_load_default(&rules, &err), 0);
+    if (select)
+        assert_int_equal(p2s_rules_select(&rules, select, &err), 0);
+    if (ignore)
+        assert_int_equal(p2s_rules_ignore(&rules, ignore, &err), 0);
+    p2s_source_from_bytes(&src, "t.py", c->source, strlen(c->source));
+    TSTree *tree = p2s_parse(&src, &sink);
+    assert_int_equal(sink.errors, 0);
+    p2s_find(&src, tree, &rules, NULL, &found);
+    size_t errors = p2s_check(&src, tree, &found, &rules, &sink);
+    size_t counted = 0;
+    for (size_t i = 0; i < sink.items.size; i++) {
+        p2s_strbuf_addf(&got, "%s%s", i ? " " : "", sink.items.contents[i].code);
+        counted += sink.items.contents[i].severity == P2S_ERROR;
+    }
+    if (strcmp(got.buf, want) != 0)
+        fail_msg("case %s: got '%s', want '%s'", c->name, got.buf, want);
+    assert_int_equal(errors, counted);
+    p2s_findings_release(&found);
+    ts_tree_delete(tree);
+    p2s_source_release(&src);
+    p2s_diag_sink_release(&sink);
+    p2s_rules_release(&rules);
+    p2s_strbuf_release(&err);
+    p2s_strbuf_release(&got);
+}
+
+static void test_check_cases_fire_exactly_where_expected(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        run_case(&cases[i], NULL, NULL, cases[i].codes);
+}
+
+static const CheckCase *find_case(const char *name)
+{
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (strcmp(cases[i].name, name) == 0)
+            return &cases[i];
+    return NULL;
+}
+
+static void test_check_selection_applies_before_counting_errors(void **state)
+{
+    (void)state;
+    const CheckCase *hazards = find_case("hazards");
+    run_case(hazards, "P2S204", NULL, "P2S204 P2S204");
+    run_case(hazards, NULL, "P2S2", "");
+    run_case(hazards, "P2S20", "P2S204", "P2S201 P2S202 P2S203");
+    /* The more specific select wins over a broader ignore (ruff). */
+    run_case(hazards, "P2S203", "P2S2", "P2S203");
+    /* An ignored contract error is no error: the run would not fail. */
+    run_case(find_case("apply_too_many"), NULL, "P2S111", "");
+}
+
+static void test_check_messages_come_from_the_rules(void **state)
+{
+    (void)state;
+    const char *source = HEAD "class T(PyLayer):\n" FWD("ctx, x", "        y = x.numpy()\n" RET("x")) BWD("ctx, dy", RET("dy"));
+    const char overlay[] = "{\"diagnostics\": {\"P2S201\": {\"severity\": \"error\", \"message\": \"{call} in {where}: {{no}}\", \"fix\": null}}}";
+    P2sSource src;
+    P2sDiagSink sink;
+    P2sRules rules;
+    P2sStrbuf err;
+    P2sFindings found;
+    p2s_strbuf_init(&err);
+    p2s_diag_sink_init(&sink);
+    p2s_rules_load_default(&rules, &err);
+    assert_int_equal(p2s_rules_load_text(&rules, "r.json", overlay, sizeof overlay - 1, &err), 0);
+    p2s_source_from_bytes(&src, "t.py", source, strlen(source));
+    TSTree *tree = p2s_parse(&src, &sink);
+    p2s_find(&src, tree, &rules, NULL, &found);
+    assert_int_equal(p2s_check(&src, tree, &found, &rules, &sink), 1);
+    assert_int_equal(sink.items.size, 1);
+    assert_string_equal(sink.items.contents[0].message, "x.numpy() in forward: {no}");
+    assert_null(sink.items.contents[0].fix);
+    p2s_findings_release(&found);
+    ts_tree_delete(tree);
+    p2s_source_release(&src);
+    p2s_diag_sink_release(&sink);
+    p2s_rules_release(&rules);
+    p2s_strbuf_release(&err);
+}
+
+static void test_check_span_of_unknown_keyword_is_the_name(void **state)
+{
+    (void)state;
+    const char *source = HEAD "class T(PyLayer):\n" FWD("ctx, x", RET("x")) BWD("ctx, dy", RET("dy")) "T.apply(1, zz=2)\n";
+    P2sSource src;
+    P2sDiagSink sink;
+    P2sRules rules;
+    P2sStrbuf err;
+    P2sFindings found;
+    p2s_strbuf_init(&err);
+    p2s_diag_sink_init(&sink);
+    p2s_rules_load_default(&rules, &err);
+    p2s_source_from_bytes(&src, "t.py", source, strlen(source));
+    TSTree *tree = p2s_parse(&src, &sink);
+    p2s_find(&src, tree, &rules, NULL, &found);
+    p2s_check(&src, tree, &found, &rules, &sink);
+    assert_int_equal(sink.items.size, 1);
+    const P2sDiag *d = &sink.items.contents[0];
+    assert_int_equal(d->span.end - d->span.start, 2);
+    assert_memory_equal(source + d->span.start, "zz", 2);
+    assert_string_equal(d->fix, "forward accepts: x");
+    p2s_findings_release(&found);
+    ts_tree_delete(tree);
+    p2s_source_release(&src);
+    p2s_diag_sink_release(&sink);
+    p2s_rules_release(&rules);
+    p2s_strbuf_release(&err);
+}
+
+int main(void)
+{
+    p2s_alloc_init();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_check_cases_fire_exactly_where_expected),
+        cmocka_unit_test(test_check_selection_applies_before_counting_errors),
+        cmocka_unit_test(test_check_messages_come_from_the_rules),
+        cmocka_unit_test(test_check_span_of_unknown_keyword_is_the_name),
+    };
+    return cmocka_run_group_tests_name("check", tests, NULL, NULL);
+}
