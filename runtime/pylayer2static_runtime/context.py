@@ -24,7 +24,6 @@ class _State:
         self.tensor_attrs: Dict[str, Any] = {}
         self.non_differentiable: List[Any] = []
         self.not_inplace: List[Any] = []
-        self.materialize_grads = True
         # Backward-side stand-ins for the carried tensors, set by `enter_backward`.
         self.backward_values: Optional[List[Any]] = None
 
@@ -90,8 +89,12 @@ class StaticContext:
 
     @paddle.jit.not_to_static
     def set_materialize_grads(self, value: bool) -> None:
-        """With False, backward receives None (not zeros) for outputs without a gradient."""
-        object.__getattribute__(self, _STATE).materialize_grads = bool(value)
+        """Accepted; in a static graph nothing changes.
+
+        Both IRs' autodiff (paddle 3.3.1 and 2.6.2) hand backward zero-filled gradients
+        for outputs that get none, so backward sees zeros where eager with `False` passes
+        None: the same result for a backward that treats None as zero, as it must.
+        """
 
 
 def state_of(ctx: StaticContext) -> _State:

@@ -166,7 +166,7 @@ class PyLayerOp:
 
         def backward_fn(*grads: Any) -> List[Any]:
             context.enter_backward(state, adapter.restore(record["carried"]))
-            slot_grads = self._slot_grads(list(grads), record, state, is_tensor)
+            slot_grads = self._slot_grads(list(grads), record, is_tensor)
             _Building.backward_depth += 1
             try:
                 result = static_backward(ctx, *slot_grads)
@@ -223,21 +223,14 @@ class PyLayerOp:
             )
         return grads
 
-    def _slot_grads(
-        self, grads: List[Any], record: Dict[str, Any], state: Any, is_tensor: Callable[[Any], bool]
-    ) -> List[Any]:
+    def _slot_grads(self, grads: List[Any], record: Dict[str, Any], is_tensor: Callable[[Any], bool]) -> List[Any]:
         """Group the flat output gradients by forward output slot, as eager passes them."""
         inner = record["tensors"]
         if len(grads) != len(inner):
             raise contract_error(
                 self.cls, f"got {len(grads)} output gradient(s) for {len(inner)} output tensor(s)"
             )
-        fixed = []
-        for out, grad in zip(inner, grads):
-            if grad is None and state.materialize_grads:
-                grad = paddle.zeros_like(out)
-            fixed.append(grad)
-        by_id = {id(t): g for t, g in zip(inner, fixed)}
+        by_id = {id(t): g for t, g in zip(inner, grads)}
         return [structure.map_leaves(lambda v: by_id.get(id(v), v) if is_tensor(v) else v, s)
                 if not is_tensor(s) else by_id[id(s)]
                 for s in record["slots"]]
