@@ -1,4 +1,4 @@
-"""No builder: a PyLayer class made inside a function, an alias of .apply, an import-time call."""
+"""No builder: a PyLayer class made inside a function, an alias of .apply, import-time calls."""
 import paddle
 from paddle.autograd import PyLayer
 
@@ -38,13 +38,21 @@ double = Double.apply
 AT_IMPORT = double(paddle.ones([2])).numpy().tolist()
 
 
+def doubled_sum(x):
+    return paddle.sum(Double.apply(x))
+
+
+# A static graph built at import time, before the builders are registered.
+AT_IMPORT_STATIC = float(paddle.jit.to_static(doubled_sum, full_graph=True)(paddle.ones([2, 3])))
+
+
 class Model(paddle.nn.Layer):
     def __init__(self):
         super().__init__()
         self.linear = paddle.nn.Linear(4, 3)
 
     def forward(self, x):
-        return double(cube_plus(self.linear(x), AT_IMPORT[0]))
+        return double(cube_plus(self.linear(x), AT_IMPORT[0])) * (AT_IMPORT_STATIC / 12.0)
 
 
 INPUTS = [([2, 4], "float32", True)]
