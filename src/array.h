@@ -22,6 +22,9 @@
     (p2s_free((self)->contents), (self)->contents = NULL,            \
      (self)->size = 0, (self)->capacity = 0)
 
+/* Owned strings: the owner frees each item, then the array. */
+typedef Array(char *) P2sStrings;
+
 static inline void array__reserve(void **contents, size_t *capacity, size_t element_size, size_t n)
 {
     if (n <= *capacity)

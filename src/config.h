@@ -9,8 +9,6 @@
 #include "array.h"
 #include "strbuf.h"
 
-typedef Array(char *) P2sStrings;
-
 typedef struct {
     char *path;                 /* the file read; NULL when none */
     P2sStrings rules;           /* rules files, relative paths resolved against the file's directory */

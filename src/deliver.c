@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include "diff.h"
-#include "output.h"
 #include "parse.h"
 
 /* Reads dest; 1 when it exists, 0 when it does not, -1 on another error (reason in err). */
@@ -37,7 +36,8 @@ static int deliver__read_existing(const char *dest, P2sStrbuf *content, P2sStrbu
 }
 
 P2sDeliverStatus p2s_deliver(const P2sOptions *opts, const char *dest, const P2sSource *input,
-                             const char *bytes, size_t len, FILE *diff_stream, P2sStrbuf *err)
+                             const char *bytes, size_t len, FILE *diff_stream, P2sOutputBatch *batch,
+                             P2sStrbuf *err)
 {
     bool to_stdout = !dest || strcmp(dest, "-") == 0;
     P2sStrbuf old;
@@ -76,7 +76,8 @@ P2sDeliverStatus p2s_deliver(const P2sOptions *opts, const char *dest, const P2s
         goto done;
     }
     /* Already what we would write: leave it, and its mtime, alone. */
-    if (!same && p2s_output_write_file(dest, bytes, len, err) < 0)
+    if (!same && (batch ? p2s_output_batch_write(batch, dest, bytes, len, err)
+                        : p2s_output_write_file(dest, bytes, len, err)) < 0)
         status = P2S_DELIVER_IO_ERROR;
 done:
     p2s_strbuf_release(&old);

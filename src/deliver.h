@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "find.h"
+#include "output.h"
 #include "source.h"
 #include "strbuf.h"
 
@@ -20,9 +21,11 @@ typedef enum {
 
 /* dest NULL or "-": standard output. Under --check/--diff nothing is written: bytes are
  * compared with dest's current content, or with input when there is no dest (the question is
- * then whether an in-place run would change the input). */
+ * then whether an in-place run would change the input). With a batch, the file is written
+ * through it (renamed at its next flush). */
 P2sDeliverStatus p2s_deliver(const P2sOptions *opts, const char *dest, const P2sSource *input,
-                             const char *bytes, size_t len, FILE *diff_stream, P2sStrbuf *err);
+                             const char *bytes, size_t len, FILE *diff_stream, P2sOutputBatch *batch,
+                             P2sStrbuf *err);
 /* `name:line:col class NAME` and `name:line:col apply NAME` lines, in source order. */
 void p2s_deliver_list(const char *name, const P2sSource *src, const P2sFindings *found, FILE *stream);
 

@@ -110,6 +110,7 @@ static void find__bind(Finder *f, size_t scope, TSNode name, size_t position, Bi
 static void find__bind_module(Finder *f, size_t scope, TSNode name, size_t position,
                               const char *target, size_t target_len)
 {
+    array_push(&f->out->imports, p2s_strndup(target, target_len));
     find__bind(f, scope, name, position, BIND_MODULE);
     Binding *b = array_back(&f->scopes.contents[scope].bindings);
     b->target = p2s_strndup(target, target_len);
@@ -842,6 +843,9 @@ void p2s_findings_release(P2sFindings *self)
         p2s_free(self->exports.contents[i]);
     for (size_t i = 0; i < self->externals_used.size; i++)
         p2s_free(self->externals_used.contents[i]);
+    for (size_t i = 0; i < self->imports.size; i++)
+        p2s_free(self->imports.contents[i]);
+    array_delete(&self->imports);
     array_delete(&self->exports);
     array_delete(&self->externals_used);
     array_delete(&self->classes);

@@ -48,8 +48,9 @@ typedef struct {
     Array(P2sPyLayerClass) classes;   /* every class of the file; is_pylayer marks PyLayers */
     Array(P2sApplySite) sites;        /* in source order */
     size_t pylayer_count;
-    Array(char *) exports;            /* module-level names that are PyLayer classes here */
-    Array(char *) externals_used;     /* qualified names of other modules' PyLayers this one uses */
+    P2sStrings exports;               /* module-level names that are PyLayer classes here */
+    P2sStrings externals_used;        /* qualified names of other modules' PyLayers this one uses */
+    P2sStrings imports;               /* every qualified name an import statement binds */
     bool already_transpiled;          /* the file ends with this tool's marker */
     size_t runtime_import_at;         /* byte offset where the runtime import goes */
     P2sImportPlacement runtime_import;

@@ -123,6 +123,13 @@ int p2s_io_fsync(int fd)
     return fsync(fd);
 }
 
+int p2s_io_syncfs(int fd)
+{
+    if (io__should_fail(P2S_IO_FSYNC))
+        return -1;
+    return syncfs(fd);
+}
+
 int p2s_io_rename(const char *from, const char *to)
 {
     if (io__should_fail(P2S_IO_RENAME))

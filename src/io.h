@@ -19,6 +19,7 @@ ssize_t p2s_io_read(int fd, void *buf, size_t n);
 ssize_t p2s_io_write(int fd, const void *buf, size_t n);
 int     p2s_io_write_all(int fd, const void *buf, size_t n);  /* 0, or -1 with errno */
 int     p2s_io_fsync(int fd);
+int     p2s_io_syncfs(int fd);                         /* counts as an fsync for faults */
 int     p2s_io_rename(const char *from, const char *to);
 int     p2s_io_mkstemp(char *template_path);
 

@@ -205,7 +205,7 @@ static int main__run_file(const P2sOptions *opts, const P2sRules *rules, P2sRepo
     }
     if (opts->lint)
         goto done;
-    switch (p2s_deliver(opts, dest, &src, unit.out.buf, unit.out.len, stdout, &err)) {
+    switch (p2s_deliver(opts, dest, &src, unit.out.buf, unit.out.len, stdout, NULL, &err)) {
     case P2S_DELIVER_DONE:
         break;
     case P2S_DELIVER_STALE:

@@ -18,11 +18,16 @@ void p2s_unit_init(P2sUnit *self, const P2sSource *src)
 
 void p2s_unit_release(P2sUnit *self)
 {
+    p2s_unit_drop_tree(self);
+    p2s_diag_sink_release(&self->sink);
+    p2s_strbuf_release(&self->out);
+}
+
+void p2s_unit_drop_tree(P2sUnit *self)
+{
     p2s_findings_release(&self->found);
     if (self->tree)
         ts_tree_delete(self->tree);
-    p2s_diag_sink_release(&self->sink);
-    p2s_strbuf_release(&self->out);
     self->tree = NULL;
 }
 

@@ -40,6 +40,9 @@ void p2s_unit_init(P2sUnit *self, const P2sSource *src);
 P2sTranspileStatus p2s_unit_parse(P2sUnit *self);
 /* (Re)finds PyLayers; module may be NULL (a lone file). */
 void p2s_unit_find(P2sUnit *self, const P2sRules *rules, const P2sModule *module);
+/* Frees the tree and findings but keeps the diagnostics: for a module that needs no rewrite,
+ * so a big tree's memory is bounded by its largest file rather than by its sum. */
+void p2s_unit_drop_tree(P2sUnit *self);
 /* Checks, plans, emits and verifies; fills out and changed. */
 P2sTranspileStatus p2s_unit_finish(P2sUnit *self, const P2sRules *rules);
 void p2s_unit_release(P2sUnit *self);

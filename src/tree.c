@@ -30,6 +30,9 @@ typedef struct {
     P2sTranspileStatus status;
     char *module;
     bool is_package;
+    bool parked;                /* no PyLayer, no apply site: tree dropped, output is the input */
+    P2sStrings imports;         /* parked: what resolution still needs of the findings */
+    P2sStrings exports;
     P2sDiagSink io;             /* walk and read errors, and non-Python copies */
 } Entry;
 
@@ -43,6 +46,7 @@ typedef struct {
     P2sNameSet external;
     struct stat out_stat;
     bool out_exists;
+    P2sOutputBatch batch;
     bool input_error, io_error, internal_error, stale;
 } Tree;
 
@@ -216,6 +220,43 @@ static P2sModule tree__module(const Tree *t, const Entry *e)
     return m;
 }
 
+static void tree__free_strings(char **items, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        p2s_free(items[i]);
+}
+
+static void tree__unpark(Entry *e)
+{
+    tree__free_strings(e->imports.contents, e->imports.size);
+    tree__free_strings(e->exports.contents, e->exports.size);
+    array_delete(&e->imports);
+    array_delete(&e->exports);
+    e->parked = false;
+}
+
+/* A module that needs no rewrite keeps only its imports and exports, not its tree. */
+static void tree__park_if_idle(Entry *e)
+{
+    P2sFindings *found = &e->unit.found;
+    if (found->pylayer_count > 0 || found->sites.size > 0)
+        return;
+    tree__unpark(e);
+    e->imports = found->imports;
+    e->exports = found->exports;
+    memset(&found->imports, 0, sizeof found->imports);
+    memset(&found->exports, 0, sizeof found->exports);
+    p2s_unit_drop_tree(&e->unit);
+    e->parked = true;
+}
+
+static void tree__find(Tree *t, Entry *e)
+{
+    P2sModule m = tree__module(t, e);
+    p2s_unit_find(&e->unit, t->rules, &m);
+    tree__park_if_idle(e);
+}
+
 static void tree__analyze_one(void *ctx, size_t i)
 {
     Tree *t = ctx;
@@ -227,43 +268,74 @@ static void tree__analyze_one(void *ctx, size_t i)
         e->read_ok = true;
         p2s_unit_init(&e->unit, &e->src);
         e->status = p2s_unit_parse(&e->unit);
-        if (e->status == P2S_TRANSPILE_OK && !t->opts->parse_only) {
-            P2sModule m = tree__module(t, e);
-            p2s_unit_find(&e->unit, t->rules, &m);
-        }
+        if (e->status == P2S_TRANSPILE_OK && t->opts->parse_only)
+            p2s_unit_drop_tree(&e->unit);
+        else if (e->status == P2S_TRANSPILE_OK)
+            tree__find(t, e);
     }
     p2s_free(path);
 }
 
-/* Adds what every module exports; true when the set grew. */
-static bool tree__collect_exports(Tree *t)
+/* Adds what every module exports to the external set; the names that are new go to fresh. */
+static void tree__collect_exports(Tree *t, P2sStrings *fresh)
 {
-    bool grew = false;
     for (size_t i = 0; i < t->entries.size; i++) {
         const Entry *e = &t->entries.contents[i];
         if (!e->read_ok || e->status != P2S_TRANSPILE_OK)
             continue;
-        for (size_t k = 0; k < e->unit.found.exports.size; k++) {
+        const P2sStrings *exports = e->parked ? &e->exports : &e->unit.found.exports;
+        for (size_t k = 0; k < exports->size; k++) {
             P2sStrbuf q;
             p2s_strbuf_init(&q);
-            p2s_strbuf_addf(&q, "%s%s%s", e->module, *e->module ? "." : "", e->unit.found.exports.contents[k]);
-            grew |= p2s_nameset_add(&t->external, q.buf, q.len);
+            p2s_strbuf_addf(&q, "%s%s%s", e->module, *e->module ? "." : "", exports->contents[k]);
+            if (p2s_nameset_add(&t->external, q.buf, q.len))
+                array_push(fresh, p2s_strbuf_detach(&q, NULL));
             p2s_strbuf_release(&q);
         }
     }
-    return grew;
 }
 
+/* Whether a parked module imports something that names one of the fresh PyLayers (the name
+ * itself, or a module or package on its path). */
+static bool tree__imports_any(const Entry *e, const P2sStrings *fresh)
+{
+    for (size_t i = 0; i < e->imports.size; i++) {
+        const char *target = e->imports.contents[i];
+        size_t n = strlen(target);
+        for (size_t k = 0; k < fresh->size; k++) {
+            const char *name = fresh->contents[k];
+            if (strncmp(name, target, n) == 0 && (name[n] == '\0' || name[n] == '.'))
+                return true;
+        }
+    }
+    return false;
+}
+
+/* Finds again until the set of exported PyLayers stops growing. A parked module is parsed
+ * again only when it imports one of the names that just appeared. */
 static void tree__resolve_across_modules(Tree *t)
 {
-    while (tree__collect_exports(t)) {
-        for (size_t i = 0; i < t->entries.size; i++) {
+    for (;;) {
+        P2sStrings fresh = {0};
+        tree__collect_exports(t, &fresh);
+        bool grew = fresh.size > 0;
+        for (size_t i = 0; grew && i < t->entries.size; i++) {
             Entry *e = &t->entries.contents[i];
-            if (e->read_ok && e->status == P2S_TRANSPILE_OK) {
-                P2sModule m = tree__module(t, e);
-                p2s_unit_find(&e->unit, t->rules, &m);
+            if (!e->read_ok || e->status != P2S_TRANSPILE_OK)
+                continue;
+            if (e->parked && tree__imports_any(e, &fresh)) {
+                tree__unpark(e);
+                e->status = p2s_unit_parse(&e->unit);
+                if (e->status == P2S_TRANSPILE_OK)
+                    tree__find(t, e);
+            } else if (!e->parked) {
+                tree__find(t, e);
             }
         }
+        tree__free_strings(fresh.contents, fresh.size);
+        array_delete(&fresh);
+        if (!grew)
+            return;
     }
 }
 
@@ -271,12 +343,8 @@ static void tree__finish_one(void *ctx, size_t i)
 {
     Tree *t = ctx;
     Entry *e = &t->entries.contents[i];
-    if (!e->read_ok || e->status != P2S_TRANSPILE_OK)
+    if (!e->read_ok || e->status != P2S_TRANSPILE_OK || e->parked || t->opts->parse_only)
         return;
-    if (t->opts->parse_only) {
-        p2s_strbuf_add(&e->unit.out, e->src.bytes, e->src.len);
-        return;
-    }
     e->status = p2s_unit_finish(&e->unit, t->rules);
 }
 
@@ -309,7 +377,7 @@ static void tree__deliver(Tree *t, const P2sOptions *opts, Entry *e, const char 
         p2s_diag_emit_file(&e->io, P2S_ERROR, "", "%s", err.buf);
         t->io_error = true;
     } else {
-        P2sDeliverStatus st = p2s_deliver(opts, dest, input, bytes, len, diff_stream, &err);
+        P2sDeliverStatus st = p2s_deliver(opts, dest, input, bytes, len, diff_stream, &t->batch, &err);
         if (st == P2S_DELIVER_STALE)
             t->stale = true;
         if (st == P2S_DELIVER_IO_ERROR) {
@@ -352,6 +420,8 @@ static void tree__report_and_deliver(Tree *t, P2sReport *report)
                 t->internal_error = true;
             else if (opts->list)
                 p2s_deliver_list(display, &e->src, &e->unit.found, out);
+            else if (!writes_nothing && (e->parked || opts->parse_only))
+                tree__deliver(t, opts, e, e->src.bytes, e->src.len, &e->src, out);
             else if (!writes_nothing)
                 tree__deliver(t, opts, e, e->unit.out.buf, e->unit.out.len, &e->src, out);
             p2s_report_file(report, display, &e->src, &e->unit.sink);
@@ -364,6 +434,13 @@ static void tree__report_and_deliver(Tree *t, P2sReport *report)
         }
         p2s_free(display);
     }
+    P2sStrbuf err;
+    p2s_strbuf_init(&err);
+    if (p2s_output_batch_flush(&t->batch, &err) < 0) {
+        fprintf(stderr, "pylayer2static: error: %s\n", err.buf);
+        t->io_error = true;
+    }
+    p2s_strbuf_release(&err);
 }
 
 static void tree__add_escaped(P2sStrbuf *out, const char *path)
@@ -452,10 +529,12 @@ static void tree__release(Tree *t)
             p2s_source_release(&e->src);
         }
         p2s_diag_sink_release(&e->io);
+        tree__unpark(e);
         p2s_free(e->rel);
         p2s_free(e->module);
     }
     array_delete(&t->entries);
+    p2s_output_batch_release(&t->batch);
     p2s_ignore_release(&t->ignore);
     p2s_nameset_release(&t->external);
     p2s_free(t->src_root);
@@ -473,6 +552,7 @@ int p2s_tree_run(const P2sOptions *opts, const P2sRules *rules, P2sReport *repor
     t.out_root = tree__strip_slashes(opts->in_place || !opts->output ? opts->input : opts->output);
     t.package_prefix = tree__package_prefix(t.src_root);
     p2s_nameset_init(&t.external);
+    p2s_output_batch_init(&t.batch);
     int code = P2S_EXIT_OK;
 
     struct stat src_stat;
