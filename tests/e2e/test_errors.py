@@ -48,6 +48,6 @@ def test_traceback_names_the_raising_user_line(mode: str, transpile) -> None:
 def test_wrong_gradient_count_names_the_class(mode: str, transpile) -> None:
     path, module = _load("wrong_grad_count", transpile)
     exc = _run(module, mode)
-    where = f"PyLayer Twice ({path}:{_line_of(path, 'class Twice(PyLayer):')})"
+    where = f"PyLayer Spread ({path}:{_line_of(path, 'class Spread(PyLayer):')})"
     assert where in str(exc)
-    assert "backward returned 2 gradient(s), but forward has 1 tensor input(s)" in str(exc)
+    assert "backward returned 3 gradient(s), but forward has 2 tensor input(s)" in str(exc)

@@ -1,21 +1,22 @@
-"""Backward returns two gradients for forward's one tensor input (PyLayer rule 5)."""
+"""Backward returns one gradient too many (PyLayer rule 5), in a way only the run can tell."""
 import paddle; import pylayer2static_runtime as _p2s
 from paddle.autograd import PyLayer
 
 
-class Twice(PyLayer):
+class Spread(PyLayer):
     @staticmethod
-    def forward(ctx, x):
-        return x * 2.0
+    def forward(ctx, *xs):
+        ctx.count = len(xs)
+        return xs[0] + xs[1]
 
     @staticmethod
     def backward(ctx, dy):
-        return dy * 2.0, dy
+        return tuple(dy for _ in range(ctx.count + 1))
 
 
 class Model(paddle.nn.Layer):
     def forward(self, x):
-        return _p2s.apply(Twice, x)
+        return _p2s.apply(Spread, x, x * 2.0)
 
 
 INPUTS = [([2, 4], "float32", True)]
@@ -25,9 +26,9 @@ INPUTS = [([2, 4], "float32", True)]
 _p2s.require("0.1.0")
 
 
-@_p2s.register(Twice)
-def _p2s_static_Twice(x):
-    """Twice.apply in a static graph: one `pylayer` op."""
-    op = _p2s.PyLayerOp(Twice, (x,), {})
-    return op.build(forward=Twice.forward, backward=Twice.backward)
+@_p2s.register(Spread)
+def _p2s_static_Spread(*xs):
+    """Spread.apply in a static graph: one `pylayer` op."""
+    op = _p2s.PyLayerOp(Spread, (*xs,), {})
+    return op.build(forward=Spread.forward, backward=Spread.backward)
 # pylayer2static 0.1.0
