@@ -45,6 +45,7 @@ typedef struct {
 
 typedef struct {
     const P2sSource *src;
+    const TSTree *tree;
     const P2sRules *rules;
     const P2sModule *module;
     P2sFindings *out;
@@ -241,8 +242,70 @@ static void find__bind_parameters(Finder *f, size_t scope, TSNode params)
     }
 }
 
-static void find__enter_class(Finder *f, TSNode node)
+/* What the walk does with a node, by its symbol (looked up once per grammar symbol). */
+typedef enum {
+    KIND_OTHER, KIND_MODULE, KIND_IMPORT, KIND_CLASS, KIND_FUNCTION, KIND_LAMBDA, KIND_BLOCK,
+    KIND_DECORATED, KIND_ASSIGNMENT, KIND_FOR, KIND_NAMED_EXPRESSION, KIND_AS_PATTERN,
+    KIND_EXCEPT, KIND_GLOBAL, KIND_ATTRIBUTE,
+    KIND_EXPRESSION,  /* binds nothing by itself; skipped when the file has no "apply" */
+} NodeKind;
+
+static const struct {
+    const char *type;
+    NodeKind kind;
+} find__kind_names[] = {
+    {"module", KIND_MODULE}, {"import_statement", KIND_IMPORT}, {"import_from_statement", KIND_IMPORT},
+    {"class_definition", KIND_CLASS}, {"function_definition", KIND_FUNCTION}, {"lambda", KIND_LAMBDA},
+    {"block", KIND_BLOCK}, {"decorated_definition", KIND_DECORATED}, {"assignment", KIND_ASSIGNMENT},
+    {"augmented_assignment", KIND_ASSIGNMENT}, {"for_statement", KIND_FOR},
+    {"named_expression", KIND_NAMED_EXPRESSION}, {"as_pattern", KIND_AS_PATTERN},
+    {"except_clause", KIND_EXCEPT}, {"global_statement", KIND_GLOBAL}, {"nonlocal_statement", KIND_GLOBAL},
+    {"attribute", KIND_ATTRIBUTE},
+    {"call", KIND_EXPRESSION}, {"argument_list", KIND_EXPRESSION}, {"string", KIND_EXPRESSION},
+    {"concatenated_string", KIND_EXPRESSION}, {"binary_operator", KIND_EXPRESSION},
+    {"comparison_operator", KIND_EXPRESSION}, {"boolean_operator", KIND_EXPRESSION},
+    {"not_operator", KIND_EXPRESSION}, {"unary_operator", KIND_EXPRESSION}, {"subscript", KIND_EXPRESSION},
+    {"list", KIND_EXPRESSION}, {"tuple", KIND_EXPRESSION}, {"dictionary", KIND_EXPRESSION},
+    {"set", KIND_EXPRESSION}, {"list_comprehension", KIND_EXPRESSION},
+    {"dictionary_comprehension", KIND_EXPRESSION}, {"set_comprehension", KIND_EXPRESSION},
+    {"generator_expression", KIND_EXPRESSION}, {"conditional_expression", KIND_EXPRESSION},
+    {"keyword_argument", KIND_EXPRESSION}, {"decorator", KIND_EXPRESSION}, {"await", KIND_EXPRESSION},
+};
+
+/* One node on the walk's path from the root. */
+typedef struct {
+    TSNode node;
+    NodeKind kind;
+    size_t opens;     /* class or function: the scope its body opens */
+    bool pushed;      /* this node pushed a scope on the stack */
+} Frame;
+
+typedef Array(Frame) Frames;
+typedef Array(unsigned char) KindTable;   /* grammar symbol -> NodeKind */
+
+static void find__kind_table(const TSLanguage *language, KindTable *kinds)
 {
+    uint32_t count = ts_language_symbol_count(language);
+    for (uint32_t sym = 0; sym < count; sym++) {
+        const char *name = ts_language_symbol_name(language, (TSSymbol)sym);
+        unsigned char kind = KIND_OTHER;
+        for (size_t i = 0; name && i < sizeof find__kind_names / sizeof find__kind_names[0]; i++)
+            if (strcmp(name, find__kind_names[i].type) == 0)
+                kind = (unsigned char)find__kind_names[i].kind;
+        array_push(kinds, kind);
+    }
+}
+
+/* The frame `up` levels above the top (0: the node itself), or NULL. */
+static const Frame *find__frame(const Frames *frames, size_t up)
+{
+    return up < frames->size ? &frames->contents[frames->size - 1 - up] : NULL;
+}
+
+static void find__enter_class(Finder *f, Frames *frames)
+{
+    Frame *self = &frames->contents[frames->size - 1];
+    TSNode node = self->node;
     size_t outer = find__current_scope(f);
     P2sPyLayerClass cls = {0};
     TSNode name = ts_node_child_by_field_name(node, "name", 4);
@@ -250,15 +313,16 @@ static void find__enter_class(Finder *f, TSNode node)
     cls.name = p2s_node_span(name);
     /* A builder can name the class from module scope only when it is a direct child of the
      * module, or of the body of such a class. */
-    TSNode parent = ts_node_parent(node);
-    if (find__type_is(parent, "decorated_definition"))
-        parent = ts_node_parent(parent);
+    size_t up = 1;
+    const Frame *parent = find__frame(frames, up);
+    if (parent && parent->kind == KIND_DECORATED)
+        parent = find__frame(frames, ++up);
+    const Frame *owner = find__frame(frames, up + 1);
     const Scope *os = &f->scopes.contents[outer];
-    if (os->kind == SCOPE_MODULE && find__type_is(parent, "module")) {
+    if (os->kind == SCOPE_MODULE && parent && parent->kind == KIND_MODULE) {
         cls.qualname = p2s_strndup(f->src->bytes + cls.name.start, cls.name.end - cls.name.start);
-    } else if (os->kind == SCOPE_CLASS && find__type_is(parent, "block") &&
-               ts_node_eq(ts_node_parent(parent), os->owner) &&
-               f->out->classes.contents[os->class_index].qualname) {
+    } else if (os->kind == SCOPE_CLASS && parent && parent->kind == KIND_BLOCK && owner &&
+               ts_node_eq(owner->node, os->owner) && f->out->classes.contents[os->class_index].qualname) {
         P2sStrbuf q;
         p2s_strbuf_init(&q);
         p2s_strbuf_addf(&q, "%s.%.*s", f->out->classes.contents[os->class_index].qualname,
@@ -273,97 +337,123 @@ static void find__enter_class(Finder *f, TSNode node)
     f->scopes.contents[inner].class_index = index;
     array_push(&f->class_scope, inner);
     array_push(&f->class_outer, outer);
+    self->opens = inner;
 }
 
-/* The scope a body block opens, if node is the body of a class or function being walked. */
-static size_t find__scope_of_body(const Finder *f, TSNode block)
+static void find__enter(Finder *f, Frames *frames)
 {
-    TSNode owner = ts_node_parent(block);
-    for (size_t i = f->scopes.size; i-- > 0;)
-        if (ts_node_eq(f->scopes.contents[i].owner, owner) && f->scopes.contents[i].kind != SCOPE_MODULE)
-            return i;
-    return FIND_NO_SCOPE;
-}
-
-static void find__enter(Finder *f, TSNode node)
-{
-    const char *type = ts_node_type(node);
-    if (strcmp(type, "import_statement") == 0 || strcmp(type, "import_from_statement") == 0) {
+    Frame *self = &frames->contents[frames->size - 1];
+    TSNode node = self->node;
+    size_t scope = find__current_scope(f);
+    switch (self->kind) {
+    case KIND_IMPORT:
         find__bind_import(f, node);
-    } else if (strcmp(type, "class_definition") == 0) {
-        find__enter_class(f, node);
-    } else if (strcmp(type, "function_definition") == 0) {
-        size_t outer = find__current_scope(f);
-        find__bind(f, outer, ts_node_child_by_field_name(node, "name", 4), ts_node_end_byte(node), BIND_OTHER);
-        size_t inner = find__new_scope(f, SCOPE_FUNCTION, node, outer);
-        find__bind_parameters(f, inner, ts_node_child_by_field_name(node, "parameters", 10));
-    } else if (strcmp(type, "lambda") == 0) {
-        size_t inner = find__new_scope(f, SCOPE_FUNCTION, node, find__current_scope(f));
+        break;
+    case KIND_CLASS:
+        find__enter_class(f, frames);
+        break;
+    case KIND_FUNCTION:
+        find__bind(f, scope, ts_node_child_by_field_name(node, "name", 4), ts_node_end_byte(node), BIND_OTHER);
+        self->opens = find__new_scope(f, SCOPE_FUNCTION, node, scope);
+        find__bind_parameters(f, self->opens, ts_node_child_by_field_name(node, "parameters", 10));
+        break;
+    case KIND_LAMBDA: {
+        size_t inner = find__new_scope(f, SCOPE_FUNCTION, node, scope);
         TSNode params = ts_node_child_by_field_name(node, "parameters", 10);
         if (p2s_node_present(params))
             find__bind_parameters(f, inner, params);
         array_push(&f->stack, inner);
-    } else if (strcmp(type, "block") == 0) {
-        TSNode owner = ts_node_parent(node);
-        if (find__type_is(owner, "class_definition") || find__type_is(owner, "function_definition")) {
-            size_t scope = find__scope_of_body(f, node);
-            if (scope != FIND_NO_SCOPE)
-                array_push(&f->stack, scope);
+        self->pushed = true;
+        break;
+    }
+    case KIND_BLOCK: {
+        const Frame *parent = find__frame(frames, 1);
+        if (parent && (parent->kind == KIND_CLASS || parent->kind == KIND_FUNCTION) &&
+            parent->opens != FIND_NO_SCOPE) {
+            array_push(&f->stack, parent->opens);
+            self->pushed = true;
         }
-    } else if (strcmp(type, "assignment") == 0 || strcmp(type, "augmented_assignment") == 0) {
+        break;
+    }
+    case KIND_ASSIGNMENT:
         find__bind_assignment(f, node);
-    } else if (strcmp(type, "for_statement") == 0) {
-        find__bind_pattern(f, find__current_scope(f), ts_node_child_by_field_name(node, "left", 4),
-                           ts_node_start_byte(node));
-    } else if (strcmp(type, "named_expression") == 0) {
-        find__bind(f, find__current_scope(f), ts_node_child_by_field_name(node, "name", 4),
-                   ts_node_end_byte(node), BIND_OTHER);
-    } else if (strcmp(type, "as_pattern") == 0) {
+        break;
+    case KIND_FOR:
+        find__bind_pattern(f, scope, ts_node_child_by_field_name(node, "left", 4), ts_node_start_byte(node));
+        break;
+    case KIND_NAMED_EXPRESSION:
+        find__bind(f, scope, ts_node_child_by_field_name(node, "name", 4), ts_node_end_byte(node), BIND_OTHER);
+        break;
+    case KIND_AS_PATTERN:
+    case KIND_EXCEPT: {
         TSNode alias = ts_node_child_by_field_name(node, "alias", 5);
         if (p2s_node_present(alias))
-            find__bind_pattern(f, find__current_scope(f), alias, ts_node_end_byte(node));
-    } else if (strcmp(type, "except_clause") == 0) {
-        TSNode alias = ts_node_child_by_field_name(node, "alias", 5);
-        if (p2s_node_present(alias))
-            find__bind_pattern(f, find__current_scope(f), alias, ts_node_start_byte(node));
-    } else if (strcmp(type, "global_statement") == 0 || strcmp(type, "nonlocal_statement") == 0) {
+            find__bind_pattern(f, scope, alias,
+                               self->kind == KIND_EXCEPT ? ts_node_start_byte(node) : ts_node_end_byte(node));
+        break;
+    }
+    case KIND_GLOBAL: {
         /* `global X` in a function makes X a module name there: X is not resolved there. */
         uint32_t n = ts_node_named_child_count(node);
         for (uint32_t i = 0; i < n; i++)
-            find__bind(f, find__current_scope(f), ts_node_named_child(node, i), 0, BIND_OTHER);
-    } else if (strcmp(type, "attribute") == 0) {
+            find__bind(f, scope, ts_node_named_child(node, i), 0, BIND_OTHER);
+        break;
+    }
+    case KIND_ATTRIBUTE: {
         TSNode attr = ts_node_child_by_field_name(node, "attribute", 9);
         if (p2s_node_present(attr) && find__text_is(f, attr, "apply")) {
-            Candidate c = {node, find__current_scope(f)};
+            Candidate c = {node, scope};
             array_push(&f->candidates, c);
         }
+        break;
+    }
+    case KIND_OTHER:
+    case KIND_MODULE:
+    case KIND_DECORATED:
+    case KIND_EXPRESSION:
+        break;
     }
 }
 
-static void find__leave(Finder *f, TSNode node)
+static void find__push_frame(Frames *frames, TSNode node, const KindTable *kinds)
 {
-    if (f->stack.size > 1) {
-        const Scope *top = &f->scopes.contents[find__current_scope(f)];
-        bool closes = find__type_is(node, "lambda") ? ts_node_eq(top->owner, node)
-                    : find__type_is(node, "block") && ts_node_eq(top->owner, ts_node_parent(node));
-        if (closes)
-            f->stack.size--;
-    }
+    TSSymbol sym = ts_node_symbol(node);
+    Frame frame = {node, sym < kinds->size ? (NodeKind)kinds->contents[sym] : KIND_OTHER, FIND_NO_SCOPE, false};
+    array_push(frames, frame);
 }
 
+/* Leaves the top node: its scope, if it pushed one, ends with it. */
+static void find__pop_frame(Finder *f, Frames *frames)
+{
+    if (frames->contents[frames->size - 1].pushed)
+        f->stack.size--;
+    frames->size--;
+}
+
+/* Without "apply" in the file there is no `.apply` site to find, and the expressions (most of
+ * the nodes) bind no name that matters: the walk goes round them. A walrus inside an
+ * expression is then not seen; it cannot make a class a PyLayer. */
 static void find__walk(Finder *f, TSNode root)
 {
+    bool expressions = memmem(f->src->bytes, f->src->len, "apply", 5) != NULL;
+    KindTable kinds = {0};
+    Frames frames = {0};
+    find__kind_table(ts_tree_language(f->tree), &kinds);
     TSTreeCursor cursor = ts_tree_cursor_new(root);
-    find__enter(f, root);
+    find__push_frame(&frames, root, &kinds);
+    find__enter(f, &frames);
     for (;;) {
-        if (ts_tree_cursor_goto_first_child(&cursor)) {
-            find__enter(f, ts_tree_cursor_current_node(&cursor));
+        bool skip = !expressions && array_back(&frames)->kind == KIND_EXPRESSION;
+        if (!skip && ts_tree_cursor_goto_first_child(&cursor)) {
+            find__push_frame(&frames, ts_tree_cursor_current_node(&cursor), &kinds);
+            find__enter(f, &frames);
             continue;
         }
         for (;;) {
-            find__leave(f, ts_tree_cursor_current_node(&cursor));
+            find__pop_frame(f, &frames);
             if (ts_tree_cursor_goto_next_sibling(&cursor)) {
-                find__enter(f, ts_tree_cursor_current_node(&cursor));
+                find__push_frame(&frames, ts_tree_cursor_current_node(&cursor), &kinds);
+                find__enter(f, &frames);
                 break;
             }
             if (!ts_tree_cursor_goto_parent(&cursor))
@@ -372,6 +462,8 @@ static void find__walk(Finder *f, TSNode root)
     }
 done:
     ts_tree_cursor_delete(&cursor);
+    array_delete(&frames);
+    array_delete(&kinds);
 }
 
 static void find__meaning_release(Meaning *m)
@@ -803,6 +895,7 @@ void p2s_find(const P2sSource *src, TSTree *tree, const P2sRules *rules, const P
     Finder f = {0};
     memset(out, 0, sizeof *out);
     f.src = src;
+    f.tree = tree;
     f.rules = rules;
     f.module = module;
     f.out = out;

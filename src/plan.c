@@ -126,7 +126,8 @@ static void plan__builder_parameters(const P2sSource *src, TSNode params, P2sStr
 {
     uint32_t n = ts_node_named_child_count(params);
     bool keyword_only = false;
-    size_t positional = 0;
+    size_t positional = 0;  /* parameters before `/`, for whether `/` may stay */
+    size_t items = 0;       /* entries of the positional tuple: one needs a trailing comma */
     for (uint32_t i = 1; i < n; i++) {
         TSNode p = ts_node_named_child(params, i);
         const char *type = ts_node_type(p);
@@ -165,16 +166,17 @@ static void plan__builder_parameters(const P2sSource *src, TSNode params, P2sStr
         } else if (*prefix) {
             p2s_strbuf_addf(args, "%s*%.*s", args->len ? ", " : "", len, text);
             keyword_only = true;
-            positional += 2;  /* a starred item: never the 1-tuple form */
+            items++;
         } else if (keyword_only) {
             p2s_strbuf_addf(kwargs, "%s'%.*s': %.*s", kwargs->len ? ", " : "", len, text, len, text);
         } else {
             p2s_strbuf_addf(args, "%s%.*s", args->len ? ", " : "", len, text);
             positional++;
+            items++;
         }
     }
-    if (positional == 1)
-        p2s_strbuf_addch(args, ',');
+    if (items == 1)
+        p2s_strbuf_addch(args, ',');  /* (x,) and (*xs,): a tuple, not parentheses */
 }
 
 static void plan__add_builder(P2sStrbuf *tail, const P2sSource *src, const P2sPyLayerClass *cls,
