@@ -60,7 +60,11 @@ def main() -> None:
     import paddle
 
     framework = measure(os.path.join(HERE, "cases", "request_full.py"), sys.executable, repeats)
-    ours = measure(os.path.join(HERE, "transpiled_by_hand", "request_full.py"), sys.executable, repeats)
+    binary = os.environ.get("P2S_BIN", os.path.join(os.path.dirname(os.path.dirname(HERE)), "build", "pylayer2static"))
+    with tempfile.TemporaryDirectory() as tmp:
+        transpiled = os.path.join(tmp, "request_full.py")
+        subprocess.run([binary, os.path.join(HERE, "cases", "request_full.py"), "-o", transpiled], check=True)
+        ours = measure(transpiled, sys.executable, repeats)
     print(f"paddle {paddle.__version__}: first-call construction, median of {repeats} processes")
     print(f"  framework's own path (StaticPyLayer): {framework * 1000:8.1f} ms")
     print(f"  pylayer2static runtime              : {ours * 1000:8.1f} ms  ({ours / framework:.2f}x)")

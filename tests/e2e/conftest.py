@@ -8,12 +8,7 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 CASES_DIR = os.path.join(HERE, "cases")
-HAND_DIR = os.path.join(HERE, "transpiled_by_hand")
-
-# Until the C binary exists the suite reads the hand-transpiled copies in
-# tests/e2e/transpiled_by_hand/. Set this to False (or P2S_USE_BINARY=1) to
-# transpile with $P2S_BIN; a missing binary then fails every case.
-USE_HAND_TRANSPILED_COPIES = os.environ.get("P2S_USE_BINARY", "") != "1"
+BINARY = os.environ.get("P2S_BIN", os.path.join(REPO, "build", "pylayer2static"))
 
 
 def case_names():
@@ -35,19 +30,12 @@ def transpile(transpiled_dir):
     def run(path: str) -> str:
         if path in _TRANSPILED:
             return _TRANSPILED[path]
-        name = os.path.basename(path)
-        if USE_HAND_TRANSPILED_COPIES:
-            out = os.path.join(HAND_DIR, name)
-            if not os.path.exists(out):
-                pytest.fail(f"no hand-transpiled copy {out} for {path}")
-        else:
-            binary = os.environ.get("P2S_BIN", os.path.join(REPO, "build", "pylayer2static"))
-            if not os.access(binary, os.X_OK):
-                pytest.fail(f"pylayer2static binary not found at {binary} (set P2S_BIN)")
-            out = os.path.join(transpiled_dir, name)
-            proc = subprocess.run([binary, path, "-o", out], capture_output=True, text=True)
-            if proc.returncode != 0:
-                pytest.fail(f"{binary} {path} -o {out} exited {proc.returncode}:\n{proc.stderr}")
+        if not os.access(BINARY, os.X_OK):
+            pytest.fail(f"pylayer2static binary not found at {BINARY} (run make, or set P2S_BIN)")
+        out = os.path.join(transpiled_dir, os.path.basename(path))
+        proc = subprocess.run([BINARY, path, "-o", out], capture_output=True, text=True)
+        if proc.returncode != 0:
+            pytest.fail(f"{BINARY} {path} -o {out} exited {proc.returncode}:\n{proc.stderr}")
         _TRANSPILED[path] = out
         return out
 

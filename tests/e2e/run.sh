@@ -16,7 +16,7 @@ for venv in .venv .venv-2.6; do
     version=$("$py" -c "import paddle; print(paddle.__version__)" 2>/dev/null)
     echo "e2e: paddlepaddle $version ($venv)"
     log=$(mktemp)
-    (cd "$root" && P2S_USE_BINARY=1 P2S_BIN="$bin" "$py" -m pytest tests/e2e -q -p no:cacheprovider \
+    (cd "$root" && P2S_BIN="$bin" "$py" -m pytest tests/e2e -q -p no:cacheprovider \
         -W ignore::UserWarning -W ignore::DeprecationWarning 2>&1) | tee "$log" | grep -vE '^\s*$' | tail -n 25
     line=$(grep -E '^[0-9]+ (passed|failed)|^=+ .*(passed|failed|error)' "$log" | tail -n1)
     p=$(printf '%s' "$line" | sed -n 's/.*\b\([0-9][0-9]*\) passed.*/\1/p')
