@@ -106,7 +106,7 @@ static char *main__config_start(const P2sOptions *opts, bool tree_mode)
 }
 
 /* Reads [tool.pylayer2static] and merges it under the command line: config rules load first,
- * --select replaces the config's select, ignore and exclude add up, -j wins. */
+ * --select replaces the config's select and ignore, --ignore and --exclude add up, -j wins. */
 static int main__load_config(P2sOptions *opts, bool tree_mode, P2sConfig *config)
 {
     memset(config, 0, sizeof *config);
@@ -130,10 +130,10 @@ static int main__load_config(P2sOptions *opts, bool tree_mode, P2sConfig *config
             array_push(&rules, opts->rules_files.contents[i]);
         array_delete(&opts->rules_files);
         opts->rules_files = rules;
-        if (!opts->select_given)
-            for (size_t i = 0; i < config->select.size; i++)
-                array_push(&opts->select, (const char *)config->select.contents[i]);
-        for (size_t i = 0; i < config->ignore.size; i++)
+        /* --select on the command line replaces the configuration's whole selection. */
+        for (size_t i = 0; !opts->select_given && i < config->select.size; i++)
+            array_push(&opts->select, (const char *)config->select.contents[i]);
+        for (size_t i = 0; !opts->select_given && i < config->ignore.size; i++)
             array_push(&opts->ignore, (const char *)config->ignore.contents[i]);
         for (size_t i = 0; i < config->exclude.size; i++)
             array_push(&opts->excludes, (const char *)config->exclude.contents[i]);
@@ -143,6 +143,29 @@ static int main__load_config(P2sOptions *opts, bool tree_mode, P2sConfig *config
     p2s_strbuf_release(&err);
     p2s_free(path);
     return rc;
+}
+
+/* Applies each comma-separated selector of the list; -1 with a reason on an unknown one. */
+static int main__select(P2sRules *rules, const P2sStringList *list, bool ignore, P2sStrbuf *err)
+{
+    for (size_t i = 0; i < list->size; i++) {
+        const char *item = list->contents[i];
+        while (*item) {
+            size_t n = strcspn(item, ",");
+            char *selector = p2s_strndup(item, n);
+            P2sStrbuf why;
+            p2s_strbuf_init(&why);
+            int rc = ignore ? p2s_rules_ignore(rules, selector, &why) : p2s_rules_select(rules, selector, &why);
+            if (rc < 0)
+                p2s_strbuf_addf(err, "pylayer2static: error: %s %s", ignore ? "--ignore:" : "--select:", why.buf);
+            p2s_strbuf_release(&why);
+            p2s_free(selector);
+            if (rc < 0)
+                return -1;
+            item += n + (item[n] == ',');
+        }
+    }
+    return 0;
 }
 
 static int main__load_rules(const P2sOptions *opts, P2sRules *rules)
@@ -155,6 +178,9 @@ static int main__load_rules(const P2sOptions *opts, P2sRules *rules)
     for (size_t i = 0; rc == 0 && i < opts->rules_files.size; i++)
         if (p2s_rules_load_file(rules, opts->rules_files.contents[i], &err) < 0)
             rc = -1;
+    if (rc == 0 && (main__select(rules, &opts->select, false, &err) < 0 ||
+                    main__select(rules, &opts->ignore, true, &err) < 0))
+        rc = -1;
     if (rc < 0)
         fprintf(stderr, "%s\n", err.buf);
     p2s_strbuf_release(&err);

@@ -95,7 +95,7 @@ static void plan__add_site(P2sPlan *plan, const P2sSource *src, const P2sApplySi
 }
 
 static void plan__add_runtime_import(P2sPlan *plan, const P2sSource *src, const P2sFindings *found,
-                                     const char *eol, P2sDiagSink *sink)
+                                     const P2sRules *rules, const char *eol, P2sDiagSink *sink)
 {
     size_t at = found->runtime_import_at;
     P2sStrbuf text;
@@ -111,8 +111,7 @@ static void plan__add_runtime_import(P2sPlan *plan, const P2sSource *src, const 
         if (at == 0 && src->len >= 3 && memcmp(src->bytes, "\xEF\xBB\xBF", 3) == 0)
             at = 3;
         p2s_strbuf_addf(&text, PLAN_RUNTIME_IMPORT "%s", eol);
-        p2s_diag_emitf(sink, P2S_NOTE, "P2S090", p2s_span(at, at),
-                       "the runtime import needs a line of its own here, so the lines below it shift by one");
+        p2s_rules_emit(rules, sink, "P2S090", p2s_span(at, at), NULL, 0);
         break;
     }
     p2s_plan_add(plan, at, at, text.buf, text.len);
@@ -213,7 +212,8 @@ static const char *plan__line_ending(const P2sSource *src)
     return nl && nl > src->bytes && nl[-1] == '\r' ? "\r\n" : "\n";
 }
 
-int p2s_plan_build(const P2sSource *src, const P2sFindings *found, P2sDiagSink *sink, P2sPlan *out)
+int p2s_plan_build(const P2sSource *src, const P2sFindings *found, const P2sRules *rules,
+                   P2sDiagSink *sink, P2sPlan *out)
 {
     P2sPlan plan;
     p2s_plan_init(&plan);
@@ -224,7 +224,7 @@ int p2s_plan_build(const P2sSource *src, const P2sFindings *found, P2sDiagSink *
     const char *eol = plan__line_ending(src);
     for (size_t i = 0; i < found->sites.size; i++)
         plan__add_site(&plan, src, &found->sites.contents[i]);
-    plan__add_runtime_import(&plan, src, found, eol, sink);
+    plan__add_runtime_import(&plan, src, found, rules, eol, sink);
 
     if (src->len > 0 && src->bytes[src->len - 1] != '\n' && src->bytes[src->len - 1] != '\r')
         p2s_strbuf_adds(&plan.tail, eol);

@@ -7,6 +7,7 @@
 #include "array.h"
 #include "diag.h"
 #include "find.h"
+#include "rules.h"
 #include "source.h"
 #include "strbuf.h"
 
@@ -26,7 +27,8 @@ void p2s_plan_add(P2sPlan *self, size_t start, size_t end, const char *text, siz
 /* Sorts the edits; returns 0, or -1 with an internal-error diagnostic if two overlap. */
 int  p2s_plan_finish(P2sPlan *self, P2sDiagSink *sink);
 /* The plan for a module's findings. Returns 0, or -1 with a diagnostic. */
-int  p2s_plan_build(const P2sSource *src, const P2sFindings *found, P2sDiagSink *sink, P2sPlan *out);
+int  p2s_plan_build(const P2sSource *src, const P2sFindings *found, const P2sRules *rules,
+                    P2sDiagSink *sink, P2sPlan *out);
 bool p2s_plan_is_empty(const P2sPlan *self);
 void p2s_plan_release(P2sPlan *self);
 

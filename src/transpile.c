@@ -7,6 +7,7 @@
 #include "emit.h"
 #include "parse.h"
 #include "plan.h"
+#include "suppress.h"
 
 void p2s_unit_init(P2sUnit *self, const P2sSource *src)
 {
@@ -90,8 +91,10 @@ P2sTranspileStatus p2s_unit_finish(P2sUnit *self, const P2sRules *rules)
         status = P2S_TRANSPILE_INPUT_ERROR;
         goto done;
     }
-    if (p2s_plan_build(self->src, &self->found, &self->sink, &plan) < 0)
+    size_t planned_from = self->sink.items.size;
+    if (p2s_plan_build(self->src, &self->found, rules, &self->sink, &plan) < 0)
         goto done;
+    p2s_suppress_filter(&self->sink, planned_from, self->src, rules);
     if (p2s_plan_is_empty(&plan)) {
         p2s_strbuf_add(&self->out, self->src->bytes, self->src->len);
         status = P2S_TRANSPILE_OK;

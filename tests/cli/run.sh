@@ -233,6 +233,32 @@ expect_rc "tree --list" 0 "$bin" "$tree/src" --list
 [ "$(grep -c ' apply ' "$work/stdout")" -eq 2 ] && grep -q "ops.py:5:7 class Double" "$work/stdout"
 check "tree --list prints every site" $?
 
+# --- selection and suppression
+hazard="$work/hazard.py"
+printf 'import paddle\nfrom paddle.autograd import PyLayer\n\n\nclass H(PyLayer):\n    @staticmethod\n    def forward(ctx, x):\n        n = x.numpy()\n        k = x.item()  # noqa: P2S202\n        return x\n\n    @staticmethod\n    def backward(ctx, g):\n        return g\n' > "$hazard"
+expect_rc "hazards are warnings" 0 "$bin" --lint "$hazard"
+grep -q "warning\[P2S201\]" "$work/stdout" && ! grep -q "P2S202" "$work/stdout"
+check "noqa with a code silences that line only" $?
+expect_rc "--ignore a prefix" 0 "$bin" --lint --ignore P2S2 "$hazard"
+[ ! -s "$work/stdout" ]
+check "--ignore P2S2 hides the hazard warnings" $?
+expect_rc "--select another code" 0 "$bin" --lint --select P2S1,P2S3 "$hazard"
+[ ! -s "$work/stdout" ]
+check "--select keeps only the selected codes" $?
+expect_rc "--select an unknown code is a usage error" 2 "$bin" --select P2S9X "$hazard"
+grep -q "^pylayer2static: error: --select: unknown rule selector 'P2S9X'" "$work/stderr"
+check "an unknown selector is named" $?
+mkdir -p "$work/selcfg"
+printf '[tool.pylayer2static]\nignore = ["P2S201"]\n' > "$work/selcfg/pyproject.toml"
+cp "$hazard" "$work/selcfg/h.py"
+expect_rc "config ignore applies" 0 "$bin" --lint "$work/selcfg/h.py"
+[ ! -s "$work/stdout" ]
+check "[tool.pylayer2static] ignore hides P2S201" $?
+expect_rc "--select on the command line replaces the config's" 0 "$bin" --lint --select P2S201 "$work/selcfg/h.py"
+grep -q "P2S201" "$work/stdout"
+check "--select P2S201 overrides the config ignore" $?
+expect_rc "syntax errors cannot be ignored" 1 "$bin" --ignore ALL "$work/bad.py"
+
 # --- configuration
 cfg="$work/cfg"
 mkdir -p "$cfg/proj/src"
