@@ -30,6 +30,7 @@ suite() {  # suite NAME COMMAND...: runs it, adds its `NAME: N passed, N failed`
 suite unit sh "$root/tests/run_unit.sh" "$@"
 suite golden sh "$root/tests/golden/run.sh" "$bin"
 suite cli sh "$root/tests/cli/run.sh" "$bin"
+suite clean sh "$root/tests/check_clean/run.sh" "$bin"
 suite e2e sh "$root/tests/e2e/run.sh" "$bin"
 
 echo "check: finished in $(( $(date +%s) - started ))s"
