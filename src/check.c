@@ -4,8 +4,7 @@
  * (P2S104); between its forward and backward: gradient counts (P2S105/106), the save/load
  * pairing and where ctx methods are called (P2S107-109); inside both: calls that need a
  * concrete Tensor value (P2S2xx). Per `.apply(...)` site: the arguments against forward's
- * signature (P2S110-113). Per unresolved `X.apply(...)` in a file that uses PyLayer: a note
- * (P2S300).
+ * signature (P2S110-113). Per `.apply` routed through the runtime unresolved: a note (P2S300).
  *
  * "Known" is always a bound every path agrees on: forward returns at most N tensors only when
  * every `return` is a literal tuple/list of N elements; backward returns at least N values
@@ -877,7 +876,7 @@ static void check__accepted(const Checker *ck, const Method *f, P2sStrbuf *out)
 
 static void check__site(Checker *ck, const P2sApplySite *site)
 {
-    if (site->class_index == SIZE_MAX || !p2s_node_present(site->call))
+    if (site->class_index == P2S_SITE_EXTERNAL || !p2s_node_present(site->call))
         return;
     const P2sPyLayerClass *cls = check__class(ck, site->class_index);
     if (!p2s_node_present(cls->forward) || !cls->forward_plain)
@@ -969,99 +968,16 @@ done:
 
 /* ---- unresolved .apply ---- */
 
-static bool check__is_site(const Checker *ck, TSNode attribute)
+/* A `.apply` the finder could not tie to a class (a parameter, `self.layer_cls`, a name from
+ * another module): it goes through the runtime, which decides when it runs. Worth a note. */
+static void check__dynamic_site(Checker *ck, const P2sApplySite *site)
 {
-    for (size_t i = 0; i < ck->found->sites.size; i++)
-        if (ts_node_eq(ck->found->sites.contents[i].attribute, attribute))
-            return true;
-    return false;
-}
-
-/* The names the file's import statements bind (`import a.b` binds `a`; `as` names the alias). */
-static void check__imported_names(const NodeList *nodes, NodeList *out)
-{
-    for (size_t i = 0; i < nodes->size; i++) {
-        TSNode stmt = nodes->contents[i];
-        bool from = check__type_is(stmt, "import_from_statement");
-        if (!from && !check__type_is(stmt, "import_statement"))
-            continue;
-        TSNode module = check__field(stmt, "module_name");
-        uint32_t n = ts_node_named_child_count(stmt);
-        for (uint32_t k = 0; k < n; k++) {
-            TSNode name = ts_node_named_child(stmt, k);
-            if (from && ts_node_eq(name, module))
-                continue;
-            if (check__type_is(name, "aliased_import"))
-                array_push(out, check__field(name, "alias"));
-            else if (check__type_is(name, "dotted_name"))
-                array_push(out, ts_node_named_child(name, 0));
-        }
-    }
-}
-
-/* `Name.apply(...)` / `mod.Name.apply(...)` where Name is capitalised like a class and the
- * head is imported: a PyLayer from another module, the case a note helps with. A local name
- * (a parameter, a variable) or a local class with its own `apply` is something else. */
-static bool check__looks_like_pylayer(const Checker *ck, TSNode object, const NodeList *imported)
-{
-    TSNode last = object, head = object;
-    if (check__type_is(object, "attribute")) {
-        for (head = object; check__type_is(head, "attribute"); head = check__field(head, "object"))
-            ;
-        last = check__field(object, "attribute");
-    }
-    if (!check__type_is(head, "identifier"))
-        return false;
-    char c = ck->src->bytes[ts_node_start_byte(last)];
-    bool is_imported = false;
-    for (size_t i = 0; i < imported->size && !is_imported; i++)
-        is_imported = check__same_text(ck, head, imported->contents[i]);
-    if (c < 'A' || c > 'Z' || !is_imported)
-        return false;
-    for (size_t i = 0; i < ck->found->classes.size; i++) {
-        const P2sPyLayerClass *cls = check__class(ck, i);
-        uint32_t len = ts_node_end_byte(last) - ts_node_start_byte(last);
-        if (cls->name.end - cls->name.start != len ||
-            memcmp(ck->src->bytes + cls->name.start, ck->src->bytes + ts_node_start_byte(last), len) != 0)
-            continue;
-        TSNode body = check__field(cls->node, "body");
-        uint32_t n = ts_node_named_child_count(body);
-        for (uint32_t k = 0; k < n; k++) {
-            TSNode def = ts_node_named_child(body, k);
-            if (check__type_is(def, "decorated_definition"))
-                def = check__field(def, "definition");
-            if (check__type_is(def, "function_definition") && check__text_is(ck, check__field(def, "name"), "apply", 5))
-                return false;
-        }
-    }
-    return true;
-}
-
-static void check__unresolved(Checker *ck, TSNode root)
-{
-    if (!memmem(ck->src->bytes, ck->src->len, "PyLayer", 7))
-        return;
-    NodeList nodes = {0}, imported = {0};
-    check__collect(root, false, &nodes);
-    check__imported_names(&nodes, &imported);
     P2sStrbuf object;
     p2s_strbuf_init(&object);
-    for (size_t i = 0; i < nodes.size; i++) {
-        TSNode attr = nodes.contents[i];
-        if (!check__type_is(attr, "attribute") || !check__text_is(ck, check__field(attr, "attribute"), "apply", 5))
-            continue;
-        TSNode parent = ts_node_parent(attr);
-        if (!check__type_is(parent, "call") || !ts_node_eq(check__field(parent, "function"), attr) ||
-            check__is_site(ck, attr) || !check__looks_like_pylayer(ck, check__field(attr, "object"), &imported))
-            continue;
-        p2s_strbuf_reset(&object);
-        check__flat_text(ck, check__field(attr, "object"), &object);
-        const char *kv[] = {"object", object.buf};
-        check__emit(ck, "P2S300", p2s_node_span(attr), kv, 1);
-    }
+    check__flat_text(ck, check__field(site->attribute, "object"), &object);
+    const char *kv[] = {"object", object.buf};
+    check__emit(ck, "P2S300", p2s_node_span(site->attribute), kv, 1);
     p2s_strbuf_release(&object);
-    array_delete(&imported);
-    array_delete(&nodes);
 }
 
 /* Source order, so the report reads top to bottom; stable, so one line's diagnostics keep the
@@ -1077,7 +993,7 @@ static void check__sort(P2sDiagSink *sink)
     }
 }
 
-size_t p2s_check(const P2sSource *src, TSTree *tree, const P2sFindings *found,
+size_t p2s_check(const P2sSource *src, const P2sFindings *found,
                  const P2sRules *rules, P2sDiagSink *sink)
 {
     P2sDiagSink local;
@@ -1086,9 +1002,13 @@ size_t p2s_check(const P2sSource *src, TSTree *tree, const P2sFindings *found,
     for (size_t i = 0; i < found->classes.size; i++)
         if (found->classes.contents[i].is_pylayer)
             check__pylayer(&ck, i);
-    for (size_t i = 0; i < found->sites.size; i++)
-        check__site(&ck, &found->sites.contents[i]);
-    check__unresolved(&ck, ts_tree_root_node(tree));
+    for (size_t i = 0; i < found->sites.size; i++) {
+        const P2sApplySite *site = &found->sites.contents[i];
+        if (site->class_index == P2S_SITE_DYNAMIC)
+            check__dynamic_site(&ck, site);
+        else
+            check__site(&ck, site);
+    }
     check__sort(&local);
     p2s_suppress_filter(&local, 0, src, rules);
     size_t errors = local.errors;

@@ -18,7 +18,7 @@
 
 /* Checks one found module. Diagnostics go to sink after selection and `# noqa` (suppress.h)
  * have been applied; returns how many of them are errors (the caller fails the run on any). */
-size_t p2s_check(const P2sSource *src, TSTree *tree, const P2sFindings *found,
+size_t p2s_check(const P2sSource *src, const P2sFindings *found,
                  const P2sRules *rules, P2sDiagSink *sink);
 
 #endif

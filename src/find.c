@@ -780,8 +780,41 @@ static bool find__is_assignment_target(TSNode attribute)
     return strcmp(type, "delete_statement") == 0;
 }
 
+/* Whether the file deals in PyLayers at all: it defines one, or binds a name to a PyLayer base
+ * or to another module's PyLayer. Only then are unresolved `.apply` uses routed through the
+ * runtime: elsewhere `df.apply(f)` is nobody's business. */
+static bool find__uses_pylayer(const Finder *f)
+{
+    if (f->out->pylayer_count > 0)
+        return true;
+    for (size_t s = 0; s < f->scopes.size; s++) {
+        const Scope *sc = &f->scopes.contents[s];
+        for (size_t i = 0; i < sc->bindings.size; i++) {
+            const Binding *b = &sc->bindings.contents[i];
+            if (b->kind != BIND_MODULE)
+                continue;
+            Meaning m = {MEANING_QUAL, b->target, 0};
+            if (find__meaning_is_pylayer_base(f, &m))
+                return true;
+        }
+    }
+    return false;
+}
+
+static bool find__is_instance_of_local_class(const Finder *f, TSNode object, size_t scope)
+{
+    if (!find__type_is(object, "call"))
+        return false;
+    TSNode callee = ts_node_child_by_field_name(object, "function", 8);
+    Meaning m = find__resolve(f, callee, scope, ts_node_start_byte(object), 0);
+    bool instance = m.kind == MEANING_CLASS;
+    find__meaning_release(&m);
+    return instance;
+}
+
 static void find__resolve_sites(Finder *f)
 {
+    bool uses_pylayer = find__uses_pylayer(f);
     for (size_t i = 0; i < f->candidates.size; i++) {
         const Candidate *c = &f->candidates.contents[i];
         if (find__is_assignment_target(c->attribute))
@@ -789,11 +822,16 @@ static void find__resolve_sites(Finder *f)
         TSNode object = ts_node_child_by_field_name(c->attribute, "object", 6);
         Meaning m = find__resolve(f, object, c->scope, ts_node_start_byte(c->attribute), 0);
         bool local = m.kind == MEANING_CLASS && f->out->classes.contents[m.class_index].is_pylayer;
-        if (local || find__is_external(f, &m)) {
+        bool external = !local && find__is_external(f, &m);
+        /* A class of this file that is no PyLayer, or an instance of one, has an apply of
+         * its own: left alone. */
+        bool dynamic = !local && !external && uses_pylayer && m.kind != MEANING_CLASS &&
+                       !find__is_instance_of_local_class(f, object, c->scope);
+        if (local || external || dynamic) {
             find__note_external(f, &m);
             P2sApplySite site = {0};
             site.attribute = c->attribute;
-            site.class_index = local ? m.class_index : SIZE_MAX;
+            site.class_index = local ? m.class_index : external ? P2S_SITE_EXTERNAL : P2S_SITE_DYNAMIC;
             TSNode parent = ts_node_parent(c->attribute);
             if (find__type_is(parent, "call") &&
                 ts_node_eq(ts_node_child_by_field_name(parent, "function", 8), c->attribute) &&

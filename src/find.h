@@ -24,10 +24,14 @@ typedef struct {
     bool builder;             /* gets a generated static builder (see find.c for the conditions) */
 } P2sPyLayerClass;
 
+/* class_index of a site whose class is not one of this file's. */
+#define P2S_SITE_EXTERNAL SIZE_MAX          /* a PyLayer another module of the tree defines */
+#define P2S_SITE_DYNAMIC (SIZE_MAX - 1)     /* unresolved: the runtime decides when it runs */
+
 typedef struct {
     TSNode attribute;         /* the `X.apply` attribute node */
     TSNode call;              /* the call when `X.apply(...)`; null node when taken as a value */
-    size_t class_index;       /* SIZE_MAX: a PyLayer defined in another module */
+    size_t class_index;       /* a class of this file, or P2S_SITE_EXTERNAL / P2S_SITE_DYNAMIC */
 } P2sApplySite;
 
 /* Where a file sits in a source tree: for relative imports, and for PyLayers that other

@@ -87,7 +87,7 @@ P2sTranspileStatus p2s_unit_finish(P2sUnit *self, const P2sRules *rules)
     p2s_strbuf_reset(&self->out);
 
     /* A broken contract fails the run like a syntax error: nothing is written. */
-    if (p2s_check(self->src, self->tree, &self->found, rules, &self->sink) > 0) {
+    if (p2s_check(self->src, &self->found, rules, &self->sink) > 0) {
         status = P2S_TRANSPILE_INPUT_ERROR;
         goto done;
     }

@@ -28,6 +28,10 @@ def _layer_class(layer: Any) -> type:
     return layer
 
 
+def _is_pylayer(cls: Any) -> bool:
+    return isinstance(cls, type) and issubclass(cls, paddle.autograd.PyLayer)
+
+
 def register(cls: type) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator: make the decorated function the static-graph builder of `cls`."""
 
@@ -53,8 +57,14 @@ def builder_of(cls: type) -> Callable[..., Any]:
 @sot.break_graph
 @paddle.jit.not_to_static
 def apply(layer: Any, *args: Any, **kwargs: Any) -> Any:
-    """`layer.apply(*args, **kwargs)`, built as a `pylayer` op when a static graph is being built."""
+    """`layer.apply(*args, **kwargs)`, built as a `pylayer` op when a static graph is being built.
+
+    `layer` may be anything the transpiler could not resolve ahead of time (`self.layer_cls`,
+    a parameter): what is not a PyLayer class gets its own `apply` called, unchanged.
+    """
     cls = _layer_class(layer)
+    if not _is_pylayer(cls):
+        return layer.apply(*args, **kwargs)
     if paddle.in_dynamic_mode():
         return sot.run_eagerly(cls.apply, *args, **kwargs)
     return builder_of(cls)(*args, **kwargs)
@@ -63,6 +73,8 @@ def apply(layer: Any, *args: Any, **kwargs: Any) -> Any:
 def applier(layer: Any) -> Callable[..., Any]:
     """A callable equivalent to `layer.apply` that routes through `apply`."""
     cls = _layer_class(layer)
+    if not _is_pylayer(cls):
+        return layer.apply
 
     @sot.break_graph
     @paddle.jit.not_to_static

@@ -94,7 +94,8 @@ static const CheckCase cases[] = {
     {"unresolved_imported_apply", HEAD "from .ops import Gather\nGather.apply(1)\n", "P2S300"},
     {"unresolved_module_apply", HEAD "import ops\nops.Gather.apply(1)\n", "P2S300"},
     {"no_note_without_pylayer", "import pandas as pd\nfrom frames import Frame\nFrame.apply(f)\n", ""},
-    {"no_note_for_local_names", HEAD "def f(Op):\n    return Op.apply(1)\nclass Table:\n    def apply(self):\n        pass\nTable.apply(t)\n", ""},
+    {"note_for_a_parameter_none_for_a_local_class",
+     HEAD "def f(Op):\n    return Op.apply(1)\nclass Table:\n    def apply(self):\n        pass\nTable.apply(t)\n", "P2S300"},
     {"noqa_hides_a_code", HEAD "class T(PyLayer):\n" FWD("ctx, x", "        a = x.numpy()  # noqa: P2S201\n        b = x.numpy()  # noqa: P2S202\n" RET("x"))
      BWD("ctx, dy", RET("dy")), "P2S201"},
 };
@@ -118,7 +119,7 @@ static void run_case(const CheckCase *c, const char *select, const char *ignore,
     TSTree *tree = p2s_parse(&src, &sink);
     assert_int_equal(sink.errors, 0);
     p2s_find(&src, tree, &rules, NULL, &found);
-    size_t errors = p2s_check(&src, tree, &found, &rules, &sink);
+    size_t errors = p2s_check(&src, &found, &rules, &sink);
     size_t counted = 0;
     for (size_t i = 0; i < sink.items.size; i++) {
         p2s_strbuf_addf(&got, "%s%s", i ? " " : "", sink.items.contents[i].code);
@@ -181,7 +182,7 @@ static void test_check_messages_come_from_the_rules(void **state)
     p2s_source_from_bytes(&src, "t.py", source, strlen(source));
     TSTree *tree = p2s_parse(&src, &sink);
     p2s_find(&src, tree, &rules, NULL, &found);
-    assert_int_equal(p2s_check(&src, tree, &found, &rules, &sink), 1);
+    assert_int_equal(p2s_check(&src, &found, &rules, &sink), 1);
     assert_int_equal(sink.items.size, 1);
     assert_string_equal(sink.items.contents[0].message, "x.numpy() in forward: {no}");
     assert_null(sink.items.contents[0].fix);
@@ -208,7 +209,7 @@ static void test_check_span_of_unknown_keyword_is_the_name(void **state)
     p2s_source_from_bytes(&src, "t.py", source, strlen(source));
     TSTree *tree = p2s_parse(&src, &sink);
     p2s_find(&src, tree, &rules, NULL, &found);
-    p2s_check(&src, tree, &found, &rules, &sink);
+    p2s_check(&src, &found, &rules, &sink);
     assert_int_equal(sink.items.size, 1);
     const P2sDiag *d = &sink.items.contents[0];
     assert_int_equal(d->span.end - d->span.start, 2);

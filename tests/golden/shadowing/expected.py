@@ -13,12 +13,12 @@ class Real(PyLayer):
 
 
 def uses_parameter(Real):
-    return Real.apply(1)
+    return _p2s.apply(Real, 1)
 
 
 def uses_local():
     Real = make_other()
-    return Real.apply(2)
+    return _p2s.apply(Real, 2)
 
 
 def uses_module():
