@@ -74,11 +74,6 @@ static bool check__same_text(const Checker *ck, TSNode a, TSNode b)
                           ts_node_end_byte(b) - ts_node_start_byte(b));
 }
 
-static TSNode check__field(TSNode node, const char *field)
-{
-    return ts_node_child_by_field_name(node, field, (uint32_t)strlen(field));
-}
-
 static bool check__is_scope(TSNode node)
 {
     return check__type_is(node, "function_definition") || check__type_is(node, "lambda") ||
@@ -118,7 +113,7 @@ static TSNode check__param_name(TSNode param)
     if (check__type_is(param, "identifier"))
         return param;
     if (check__type_is(param, "default_parameter") || check__type_is(param, "typed_default_parameter"))
-        return check__field(param, "name");
+        return p2s_child(param, P2S_FIELD_NAME);
     if (check__type_is(param, "typed_parameter")) {
         TSNode inner = ts_node_named_child(param, 0);
         return check__type_is(inner, "identifier") ? inner : (TSNode){0};
@@ -255,7 +250,7 @@ static bool check__bases_known(const Checker *ck, size_t index, int depth)
 {
     if (depth > CHECK_DEPTH)
         return false;
-    TSNode bases = check__field(check__class(ck, index)->node, "superclasses");
+    TSNode bases = p2s_child(check__class(ck, index)->node, P2S_FIELD_SUPERCLASSES);
     uint32_t n = ts_node_is_null(bases) ? 0 : ts_node_named_child_count(bases);
     for (uint32_t k = 0; k < n; k++) {
         TSNode base = ts_node_named_child(bases, k);
@@ -278,16 +273,16 @@ static bool check__body_binds(const Checker *ck, size_t index, const char *name,
     if (depth > CHECK_DEPTH)
         return false;
     const P2sPyLayerClass *cls = check__class(ck, index);
-    TSNode body = check__field(cls->node, "body");
+    TSNode body = p2s_child(cls->node, P2S_FIELD_BODY);
     uint32_t n = ts_node_named_child_count(body);
     size_t len = strlen(name);
     for (uint32_t i = 0; i < n; i++) {
         TSNode stmt = ts_node_named_child(body, i);
         TSNode expr = check__type_is(stmt, "expression_statement") ? ts_node_named_child(stmt, 0) : (TSNode){0};
-        if (check__type_is(expr, "assignment") && check__text_is(ck, check__field(expr, "left"), name, len))
+        if (check__type_is(expr, "assignment") && check__text_is(ck, p2s_child(expr, P2S_FIELD_LEFT), name, len))
             return true;
     }
-    TSNode bases = check__field(cls->node, "superclasses");
+    TSNode bases = p2s_child(cls->node, P2S_FIELD_SUPERCLASSES);
     uint32_t nb = ts_node_is_null(bases) ? 0 : ts_node_named_child_count(bases);
     for (uint32_t k = 0; k < nb; k++) {
         size_t local = check__local_class(ck, ts_node_named_child(bases, k));
@@ -300,7 +295,7 @@ static bool check__body_binds(const Checker *ck, size_t index, const char *name,
 static bool check__is_subclassed(const Checker *ck, size_t index)
 {
     for (size_t i = 0; i < ck->found->classes.size; i++) {
-        TSNode bases = check__field(check__class(ck, i)->node, "superclasses");
+        TSNode bases = p2s_child(check__class(ck, i)->node, P2S_FIELD_SUPERCLASSES);
         uint32_t n = ts_node_is_null(bases) ? 0 : ts_node_named_child_count(bases);
         for (uint32_t k = 0; k < n; k++)
             if (i != index && check__local_class(ck, ts_node_named_child(bases, k)) == index)
@@ -358,9 +353,9 @@ static void check__signature(Checker *ck, size_t index, const Method *m, const c
     }
     /* Another decorator may well return a staticmethod: only the certain cases fire. */
     if (!is_static && (decs.size == 0 || is_classmethod))
-        check__emit(ck, "P2S103", p2s_node_span(check__field(m->def, "name")), kv, 2);
+        check__emit(ck, "P2S103", p2s_node_span(p2s_child(m->def, P2S_FIELD_NAME)), kv, 2);
     array_delete(&decs);
-    TSNode params = check__field(m->def, "parameters");
+    TSNode params = p2s_child(m->def, P2S_FIELD_PARAMETERS);
     TSNode first = ts_node_named_child_count(params) ? ts_node_named_child(params, 0) : (TSNode){0};
     while (check__type_is(first, "comment"))
         first = ts_node_next_named_sibling(first);
@@ -380,10 +375,10 @@ static bool check__is_ctx(const Method *m, const Checker *ck, TSNode node)
 /* `ctx.<name>(...)` with name in the ctx method table: the table entry, else NULL. */
 static const P2sCtxMethod *check__ctx_call(const Checker *ck, const Method *m, TSNode call)
 {
-    TSNode fn = check__field(call, "function");
-    if (!check__type_is(fn, "attribute") || !check__is_ctx(m, ck, check__field(fn, "object")))
+    TSNode fn = p2s_child(call, P2S_FIELD_FUNCTION);
+    if (!check__type_is(fn, "attribute") || !check__is_ctx(m, ck, p2s_child(fn, P2S_FIELD_OBJECT)))
         return NULL;
-    TSNode attr = check__field(fn, "attribute");
+    TSNode attr = p2s_child(fn, P2S_FIELD_ATTRIBUTE);
     return p2s_rules_ctx_method(ck->rules, ck->src->bytes + ts_node_start_byte(attr),
                                 ts_node_end_byte(attr) - ts_node_start_byte(attr));
 }
@@ -400,11 +395,11 @@ static size_t check__bindings(const Checker *ck, const NodeList *nodes, TSNode n
             const char *t = ts_node_type(parent);
             if ((strcmp(t, "assignment") == 0 || strcmp(t, "augmented_assignment") == 0 ||
                  strcmp(t, "for_statement") == 0 || strcmp(t, "for_in_clause") == 0) &&
-                ts_node_eq(check__field(parent, "left"), up)) {
+                ts_node_eq(p2s_child(parent, P2S_FIELD_LEFT), up)) {
                 count++;
                 break;
             }
-            if ((strcmp(t, "named_expression") == 0 && ts_node_eq(check__field(parent, "name"), up)) ||
+            if ((strcmp(t, "named_expression") == 0 && ts_node_eq(p2s_child(parent, P2S_FIELD_NAME), up)) ||
                 strcmp(t, "as_pattern_target") == 0 || strcmp(t, "as_pattern") == 0) {
                 count++;
                 break;
@@ -430,14 +425,14 @@ static void check__saved_targets(const Checker *ck, Method *m, const NodeList *n
 {
     TSNode value = call, up = ts_node_parent(call);
     bool indexed = false;
-    if (check__type_is(up, "subscript") && ts_node_eq(check__field(up, "value"), call)) {
+    if (check__type_is(up, "subscript") && ts_node_eq(p2s_child(up, P2S_FIELD_VALUE), call)) {
         value = up;
         indexed = true;
         up = ts_node_parent(up);
     }
-    if (!check__type_is(up, "assignment") || !ts_node_eq(check__field(up, "right"), value))
+    if (!check__type_is(up, "assignment") || !ts_node_eq(p2s_child(up, P2S_FIELD_RIGHT), value))
         return;
-    TSNode left = check__field(up, "left");
+    TSNode left = p2s_child(up, P2S_FIELD_LEFT);
     if (indexed) {
         check__add_tensor(ck, m, nodes, left, 1);
         return;
@@ -458,7 +453,7 @@ static void check__method_init(Checker *ck, Method *m, TSNode def, const char *w
     m->bit = bit;
     if (!p2s_node_present(def))
         return;
-    TSNode params = check__field(def, "parameters");
+    TSNode params = p2s_child(def, P2S_FIELD_PARAMETERS);
     uint32_t n = ts_node_named_child_count(params);
     bool first = true;
     for (uint32_t i = 0; i < n; i++) {
@@ -475,7 +470,7 @@ static void check__method_init(Checker *ck, Method *m, TSNode def, const char *w
     const P2sCtxMethod *save = p2s_rules_ctx_role(ck->rules, P2S_CTX_SAVE);
     const P2sCtxMethod *load = p2s_rules_ctx_role(ck->rules, P2S_CTX_LOAD);
     NodeList all = {0}, own = {0};
-    TSNode body = check__field(def, "body");
+    TSNode body = p2s_child(def, P2S_FIELD_BODY);
     check__collect(body, false, &all);
     check__collect(body, true, &own);
     for (size_t i = 0; i < all.size; i++) {
@@ -483,11 +478,11 @@ static void check__method_init(Checker *ck, Method *m, TSNode def, const char *w
         if (check__type_is(node, "yield"))
             m->generator = true;
         if (check__type_is(node, "attribute") && save &&
-            check__text_is(ck, check__field(node, "attribute"), save->name, strlen(save->name)))
+            check__text_is(ck, p2s_child(node, P2S_FIELD_ATTRIBUTE), save->name, strlen(save->name)))
             m->mentions_save = true;
         if (check__is_ctx(m, ck, node)) {
             TSNode parent = ts_node_parent(node);
-            if (!check__type_is(parent, "attribute") || !ts_node_eq(check__field(parent, "object"), node))
+            if (!check__type_is(parent, "attribute") || !ts_node_eq(p2s_child(parent, P2S_FIELD_OBJECT), node))
                 m->ctx_escapes = true;
         }
     }
@@ -501,7 +496,7 @@ static void check__method_init(Checker *ck, Method *m, TSNode def, const char *w
         if (!cm)
             continue;
         array_push(&m->ctx_calls, node);
-        TSNode args = check__field(node, "arguments");
+        TSNode args = p2s_child(node, P2S_FIELD_ARGUMENTS);
         uint32_t na = ts_node_named_child_count(args);
         if (cm == save)
             for (uint32_t k = 0; k < na; k++)
@@ -647,7 +642,7 @@ static void check__counts(Checker *ck, const Method *f, const Method *b, const c
     size_t at_most, at_least;
     check__forward_outputs(ck, f, &at_most, &at_least);
     char given[48], expected[48];
-    P2sSpan span = p2s_node_span(check__field(b->def, "parameters"));
+    P2sSpan span = p2s_node_span(p2s_child(b->def, P2S_FIELD_PARAMETERS));
     if (at_most != CHECK_UNKNOWN && required > at_most) {
         snprintf(given, sizeof given, required == accepted && !star ? "%zu" : "at least %zu", required);
         snprintf(expected, sizeof expected, "at most %zu", at_most);
@@ -766,17 +761,17 @@ static void check__hazards(Checker *ck, const Method *m)
     if (!p2s_node_present(m->def))
         return;
     NodeList nodes = {0};
-    check__collect(check__field(m->def, "body"), false, &nodes);
+    check__collect(p2s_child(m->def, P2S_FIELD_BODY), false, &nodes);
     P2sStrbuf text;
     p2s_strbuf_init(&text);
     for (size_t i = 0; i < nodes.size; i++) {
         TSNode call = nodes.contents[i];
         if (!check__type_is(call, "call"))
             continue;
-        TSNode fn = check__field(call, "function"), args = check__field(call, "arguments");
+        TSNode fn = p2s_child(call, P2S_FIELD_FUNCTION), args = p2s_child(call, P2S_FIELD_ARGUMENTS);
         const P2sHazard *h = NULL;
         if (check__type_is(fn, "attribute")) {
-            TSNode attr = check__field(fn, "attribute");
+            TSNode attr = p2s_child(fn, P2S_FIELD_ATTRIBUTE);
             h = p2s_rules_hazard(ck->rules, false, ck->src->bytes + ts_node_start_byte(attr),
                                  ts_node_end_byte(attr) - ts_node_start_byte(attr));
         } else if (check__type_is(fn, "identifier") && check__type_is(args, "argument_list") &&
@@ -784,7 +779,7 @@ static void check__hazards(Checker *ck, const Method *m)
             /* float(t) only when t is certainly a Tensor: float(scale) on a number is fine. */
             TSNode arg = check__unparen(ts_node_named_child(args, 0));
             if (check__type_is(arg, "subscript"))
-                arg = check__field(arg, "value");
+                arg = p2s_child(arg, P2S_FIELD_VALUE);
             if (check__is_tensor_name(ck, m, arg))
                 h = p2s_rules_hazard(ck->rules, true, ck->src->bytes + ts_node_start_byte(fn),
                                      ts_node_end_byte(fn) - ts_node_start_byte(fn));
@@ -893,7 +888,7 @@ static void check__site(Checker *ck, const P2sApplySite *site)
     check__class_name(ck, site->class_index, &name);
     check__accepted(ck, &f, &accepted);
 
-    TSNode args = check__field(site->call, "arguments");
+    TSNode args = p2s_child(site->call, P2S_FIELD_ARGUMENTS);
     uint32_t n = ts_node_named_child_count(args);
     bool list_splat = false, dict_splat = false;
     NodeList positional = {0};
@@ -932,7 +927,7 @@ static void check__site(Checker *ck, const P2sApplySite *site)
         TSNode a = ts_node_named_child(args, i);
         if (!check__type_is(a, "keyword_argument"))
             continue;
-        TSNode key = check__field(a, "name");
+        TSNode key = p2s_child(a, P2S_FIELD_NAME);
         Param *match = NULL;
         for (size_t k = 0; k < sig.params.size && !match; k++)
             if (sig.params.contents[k].kind != PARAM_POSITIONAL_ONLY && check__same_text(ck, key, sig.params.contents[k].name))
@@ -974,7 +969,7 @@ static void check__dynamic_site(Checker *ck, const P2sApplySite *site)
 {
     P2sStrbuf object;
     p2s_strbuf_init(&object);
-    check__flat_text(ck, check__field(site->attribute, "object"), &object);
+    check__flat_text(ck, p2s_child(site->attribute, P2S_FIELD_OBJECT), &object);
     const char *kv[] = {"object", object.buf};
     check__emit(ck, "P2S300", p2s_node_span(site->attribute), kv, 1);
     p2s_strbuf_release(&object);

@@ -105,7 +105,7 @@ void p2s_deliver_list(const char *name, const P2sSource *src, const P2sFindings 
                 fprintf(stream, "%s:%zu:%zu class %.*s\n", name, line, col,
                         (int)(cls->name.end - cls->name.start), src->bytes + cls->name.start);
         } else {
-            TSNode object = ts_node_child_by_field_name(found->sites.contents[s++].attribute, "object", 6);
+            TSNode object = p2s_child(found->sites.contents[s++].attribute, P2S_FIELD_OBJECT);
             P2sSpan o = p2s_node_span(object);
             p2s_source_position(src, site_at, &line, &col);
             fprintf(stream, "%s:%zu:%zu apply %.*s\n", name, line, col, (int)(o.end - o.start), src->bytes + o.start);

@@ -40,6 +40,7 @@ typedef struct {
 
 typedef struct {
     TSNode attribute;
+    TSNode parent;         /* kept from the walk: ts_node_parent walks down from the root */
     size_t scope;
 } Candidate;
 
@@ -171,7 +172,7 @@ static void find__bind_import(Finder *f, TSNode stmt)
     size_t position = ts_node_end_byte(stmt);
     const char *bytes = f->src->bytes;
     bool from = find__type_is(stmt, "import_from_statement");
-    TSNode module = ts_node_child_by_field_name(stmt, "module_name", 11);
+    TSNode module = p2s_child(stmt, P2S_FIELD_MODULE_NAME);
     P2sStrbuf prefix;
     p2s_strbuf_init(&prefix);
     if (from) {
@@ -185,8 +186,8 @@ static void find__bind_import(Finder *f, TSNode stmt)
             continue;
         TSNode dotted = item, alias = {0};
         if (find__type_is(item, "aliased_import")) {
-            dotted = ts_node_child_by_field_name(item, "name", 4);
-            alias = ts_node_child_by_field_name(item, "alias", 5);
+            dotted = p2s_child(item, P2S_FIELD_NAME);
+            alias = p2s_child(item, P2S_FIELD_ALIAS);
         } else if (!find__type_is(item, "dotted_name")) {
             continue;  /* wildcard: binds names we cannot see */
         }
@@ -215,8 +216,8 @@ static void find__bind_assignment(Finder *f, TSNode assign)
 {
     size_t scope = find__current_scope(f);
     size_t position = ts_node_end_byte(assign);
-    TSNode left = ts_node_child_by_field_name(assign, "left", 4);
-    TSNode right = ts_node_child_by_field_name(assign, "right", 5);
+    TSNode left = p2s_child(assign, P2S_FIELD_LEFT);
+    TSNode right = p2s_child(assign, P2S_FIELD_RIGHT);
     if (!p2s_node_present(left))
         return;
     if (find__type_is(left, "identifier") && p2s_node_present(right) &&
@@ -234,7 +235,7 @@ static void find__bind_parameters(Finder *f, size_t scope, TSNode params)
     uint32_t n = ts_node_named_child_count(params);
     for (uint32_t i = 0; i < n; i++) {
         TSNode p = ts_node_named_child(params, i);
-        TSNode name = ts_node_child_by_field_name(p, "name", 4);
+        TSNode name = p2s_child(p, P2S_FIELD_NAME);
         if (p2s_node_present(name))
             find__bind_pattern(f, scope, name, 0);
         else
@@ -247,7 +248,7 @@ typedef enum {
     KIND_OTHER, KIND_MODULE, KIND_IMPORT, KIND_CLASS, KIND_FUNCTION, KIND_LAMBDA, KIND_BLOCK,
     KIND_DECORATED, KIND_ASSIGNMENT, KIND_FOR, KIND_NAMED_EXPRESSION, KIND_AS_PATTERN,
     KIND_EXCEPT, KIND_GLOBAL, KIND_ATTRIBUTE,
-    KIND_EXPRESSION,  /* binds nothing by itself; skipped when the file has no "apply" */
+    KIND_EXPRESSION,  /* binds nothing by itself; skipped when its text has no "apply" */
 } NodeKind;
 
 static const struct {
@@ -308,7 +309,7 @@ static void find__enter_class(Finder *f, Frames *frames)
     TSNode node = self->node;
     size_t outer = find__current_scope(f);
     P2sPyLayerClass cls = {0};
-    TSNode name = ts_node_child_by_field_name(node, "name", 4);
+    TSNode name = p2s_child(node, P2S_FIELD_NAME);
     cls.node = node;
     cls.name = p2s_node_span(name);
     /* A builder can name the class from module scope only when it is a direct child of the
@@ -353,13 +354,13 @@ static void find__enter(Finder *f, Frames *frames)
         find__enter_class(f, frames);
         break;
     case KIND_FUNCTION:
-        find__bind(f, scope, ts_node_child_by_field_name(node, "name", 4), ts_node_end_byte(node), BIND_OTHER);
+        find__bind(f, scope, p2s_child(node, P2S_FIELD_NAME), ts_node_end_byte(node), BIND_OTHER);
         self->opens = find__new_scope(f, SCOPE_FUNCTION, node, scope);
-        find__bind_parameters(f, self->opens, ts_node_child_by_field_name(node, "parameters", 10));
+        find__bind_parameters(f, self->opens, p2s_child(node, P2S_FIELD_PARAMETERS));
         break;
     case KIND_LAMBDA: {
         size_t inner = find__new_scope(f, SCOPE_FUNCTION, node, scope);
-        TSNode params = ts_node_child_by_field_name(node, "parameters", 10);
+        TSNode params = p2s_child(node, P2S_FIELD_PARAMETERS);
         if (p2s_node_present(params))
             find__bind_parameters(f, inner, params);
         array_push(&f->stack, inner);
@@ -379,14 +380,14 @@ static void find__enter(Finder *f, Frames *frames)
         find__bind_assignment(f, node);
         break;
     case KIND_FOR:
-        find__bind_pattern(f, scope, ts_node_child_by_field_name(node, "left", 4), ts_node_start_byte(node));
+        find__bind_pattern(f, scope, p2s_child(node, P2S_FIELD_LEFT), ts_node_start_byte(node));
         break;
     case KIND_NAMED_EXPRESSION:
-        find__bind(f, scope, ts_node_child_by_field_name(node, "name", 4), ts_node_end_byte(node), BIND_OTHER);
+        find__bind(f, scope, p2s_child(node, P2S_FIELD_NAME), ts_node_end_byte(node), BIND_OTHER);
         break;
     case KIND_AS_PATTERN:
     case KIND_EXCEPT: {
-        TSNode alias = ts_node_child_by_field_name(node, "alias", 5);
+        TSNode alias = p2s_child(node, P2S_FIELD_ALIAS);
         if (p2s_node_present(alias))
             find__bind_pattern(f, scope, alias,
                                self->kind == KIND_EXCEPT ? ts_node_start_byte(node) : ts_node_end_byte(node));
@@ -400,9 +401,9 @@ static void find__enter(Finder *f, Frames *frames)
         break;
     }
     case KIND_ATTRIBUTE: {
-        TSNode attr = ts_node_child_by_field_name(node, "attribute", 9);
+        TSNode attr = p2s_child(node, P2S_FIELD_ATTRIBUTE);
         if (p2s_node_present(attr) && find__text_is(f, attr, "apply")) {
-            Candidate c = {node, scope};
+            Candidate c = {node, find__frame(frames, 1)->node, scope};
             array_push(&f->candidates, c);
         }
         break;
@@ -430,12 +431,19 @@ static void find__pop_frame(Finder *f, Frames *frames)
     frames->size--;
 }
 
-/* Without "apply" in the file there is no `.apply` site to find, and the expressions (most of
- * the nodes) bind no name that matters: the walk goes round them. A walrus inside an
- * expression is then not seen; it cannot make a class a PyLayer. */
+/* An expression (most of a file's nodes) binds no name that matters, so the walk goes round
+ * one whose text holds no "apply": there is no `.apply` site in it to find. A walrus inside
+ * is then not seen; it cannot make a class a PyLayer. */
+static bool find__skips(const Finder *f, const Frame *frame)
+{
+    if (frame->kind != KIND_EXPRESSION)
+        return false;
+    uint32_t start = ts_node_start_byte(frame->node), end = ts_node_end_byte(frame->node);
+    return memmem(f->src->bytes + start, end - start, "apply", 5) == NULL;
+}
+
 static void find__walk(Finder *f, TSNode root)
 {
-    bool expressions = memmem(f->src->bytes, f->src->len, "apply", 5) != NULL;
     KindTable kinds = {0};
     Frames frames = {0};
     find__kind_table(ts_tree_language(f->tree), &kinds);
@@ -443,8 +451,7 @@ static void find__walk(Finder *f, TSNode root)
     find__push_frame(&frames, root, &kinds);
     find__enter(f, &frames);
     for (;;) {
-        bool skip = !expressions && array_back(&frames)->kind == KIND_EXPRESSION;
-        if (!skip && ts_tree_cursor_goto_first_child(&cursor)) {
+        if (!find__skips(f, array_back(&frames)) && ts_tree_cursor_goto_first_child(&cursor)) {
             find__push_frame(&frames, ts_tree_cursor_current_node(&cursor), &kinds);
             find__enter(f, &frames);
             continue;
@@ -584,8 +591,8 @@ static Meaning find__resolve(const Finder *f, TSNode expr, size_t scope, size_t 
         return find__resolve(f, ts_node_named_child(expr, 0), scope, position, depth);
     if (!find__type_is(expr, "attribute"))
         return none;
-    TSNode object = ts_node_child_by_field_name(expr, "object", 6);
-    TSNode attr = ts_node_child_by_field_name(expr, "attribute", 9);
+    TSNode object = p2s_child(expr, P2S_FIELD_OBJECT);
+    TSNode attr = p2s_child(expr, P2S_FIELD_ATTRIBUTE);
     Meaning m = find__resolve(f, object, scope, position, depth);
     P2sSpan a = p2s_node_span(attr);
     if (m.kind == MEANING_QUAL) {
@@ -634,7 +641,7 @@ static void find__mark_pylayers(Finder *f)
             P2sPyLayerClass *cls = &f->out->classes.contents[i];
             if (cls->is_pylayer)
                 continue;
-            TSNode bases = ts_node_child_by_field_name(cls->node, "superclasses", 12);
+            TSNode bases = p2s_child(cls->node, P2S_FIELD_SUPERCLASSES);
             if (!p2s_node_present(bases))
                 continue;
             uint32_t n = ts_node_named_child_count(bases);
@@ -657,15 +664,15 @@ static void find__mark_pylayers(Finder *f)
 static TSNode find__method(const Finder *f, TSNode cls, const char *name, bool *only_staticmethod)
 {
     TSNode found = {0};
-    TSNode body = ts_node_child_by_field_name(cls, "body", 4);
+    TSNode body = p2s_child(cls, P2S_FIELD_BODY);
     uint32_t n = ts_node_named_child_count(body);
     for (uint32_t i = 0; i < n; i++) {
         TSNode stmt = ts_node_named_child(body, i);
         TSNode def = stmt;
         if (find__type_is(stmt, "decorated_definition"))
-            def = ts_node_child_by_field_name(stmt, "definition", 10);
+            def = p2s_child(stmt, P2S_FIELD_DEFINITION);
         if (!find__type_is(def, "function_definition") ||
-            !find__text_is(f, ts_node_child_by_field_name(def, "name", 4), name))
+            !find__text_is(f, p2s_child(def, P2S_FIELD_NAME), name))
             continue;
         found = def;
         uint32_t decorators = 0;
@@ -694,7 +701,7 @@ static TSNode find__inherited_method(const Finder *f, size_t index, const char *
     TSNode own = find__method(f, cls->node, name, plain);
     if (p2s_node_present(own) || depth >= FIND_ALIAS_DEPTH)
         return own;
-    TSNode bases = ts_node_child_by_field_name(cls->node, "superclasses", 12);
+    TSNode bases = p2s_child(cls->node, P2S_FIELD_SUPERCLASSES);
     uint32_t n = p2s_node_present(bases) ? ts_node_named_child_count(bases) : 0;
     for (uint32_t k = 0; k < n; k++) {
         Meaning m = find__resolve(f, ts_node_named_child(bases, k), f->class_outer.contents[index],
@@ -726,7 +733,7 @@ static bool find__params_shadow(const Finder *f, TSNode params, P2sSpan head)
     uint32_t n = ts_node_named_child_count(params);
     for (uint32_t i = 0; i < n; i++) {
         TSNode p = ts_node_named_child(params, i);
-        TSNode name = ts_node_child_by_field_name(p, "name", 4);
+        TSNode name = p2s_child(p, P2S_FIELD_NAME);
         if (!p2s_node_present(name))
             name = find__type_is(p, "identifier") ? p : ts_node_named_child(p, 0);
         if (!p2s_node_present(name) || !find__type_is(name, "identifier"))
@@ -759,7 +766,7 @@ static void find__decide_builder(Finder *f, size_t index)
     }
     if (head.end == head.start || !find__bound_once_at_module(f, head))
         return;
-    TSNode params = ts_node_child_by_field_name(cls->forward, "parameters", 10);
+    TSNode params = p2s_child(cls->forward, P2S_FIELD_PARAMETERS);
     if (ts_node_named_child_count(params) == 0 || !find__type_is(ts_node_named_child(params, 0), "identifier"))
         return;
     if (find__params_shadow(f, params, head))
@@ -767,14 +774,11 @@ static void find__decide_builder(Finder *f, size_t index)
     cls->builder = true;
 }
 
-static bool find__is_assignment_target(TSNode attribute)
+static bool find__is_assignment_target(TSNode attribute, TSNode parent)
 {
-    TSNode parent = ts_node_parent(attribute);
-    if (ts_node_is_null(parent))
-        return false;
     const char *type = ts_node_type(parent);
     if (strcmp(type, "assignment") == 0 || strcmp(type, "augmented_assignment") == 0) {
-        TSNode left = ts_node_child_by_field_name(parent, "left", 4);
+        TSNode left = p2s_child(parent, P2S_FIELD_LEFT);
         return ts_node_eq(left, attribute);
     }
     return strcmp(type, "delete_statement") == 0;
@@ -805,7 +809,7 @@ static bool find__is_instance_of_local_class(const Finder *f, TSNode object, siz
 {
     if (!find__type_is(object, "call"))
         return false;
-    TSNode callee = ts_node_child_by_field_name(object, "function", 8);
+    TSNode callee = p2s_child(object, P2S_FIELD_FUNCTION);
     Meaning m = find__resolve(f, callee, scope, ts_node_start_byte(object), 0);
     bool instance = m.kind == MEANING_CLASS;
     find__meaning_release(&m);
@@ -817,9 +821,9 @@ static void find__resolve_sites(Finder *f)
     bool uses_pylayer = find__uses_pylayer(f);
     for (size_t i = 0; i < f->candidates.size; i++) {
         const Candidate *c = &f->candidates.contents[i];
-        if (find__is_assignment_target(c->attribute))
+        if (find__is_assignment_target(c->attribute, c->parent))
             continue;
-        TSNode object = ts_node_child_by_field_name(c->attribute, "object", 6);
+        TSNode object = p2s_child(c->attribute, P2S_FIELD_OBJECT);
         Meaning m = find__resolve(f, object, c->scope, ts_node_start_byte(c->attribute), 0);
         bool local = m.kind == MEANING_CLASS && f->out->classes.contents[m.class_index].is_pylayer;
         bool external = !local && find__is_external(f, &m);
@@ -832,10 +836,10 @@ static void find__resolve_sites(Finder *f)
             P2sApplySite site = {0};
             site.attribute = c->attribute;
             site.class_index = local ? m.class_index : external ? P2S_SITE_EXTERNAL : P2S_SITE_DYNAMIC;
-            TSNode parent = ts_node_parent(c->attribute);
+            TSNode parent = c->parent;
             if (find__type_is(parent, "call") &&
-                ts_node_eq(ts_node_child_by_field_name(parent, "function", 8), c->attribute) &&
-                find__type_is(ts_node_child_by_field_name(parent, "arguments", 9), "argument_list"))
+                ts_node_eq(p2s_child(parent, P2S_FIELD_FUNCTION), c->attribute) &&
+                find__type_is(p2s_child(parent, P2S_FIELD_ARGUMENTS), "argument_list"))
                 site.call = parent;
             array_push(&f->out->sites, site);
         }

@@ -1,9 +1,44 @@
 /* parse.c — parsing and syntax-error reporting. */
 #include "parse.h"
 
+#include <pthread.h>
+
 #include <string.h>
 
 #define PARSE_MAX_REPORTED 20
+
+static const char *const parse__field_names[P2S_FIELD_COUNT] = {
+    "alias",
+    "arguments",
+    "attribute",
+    "body",
+    "definition",
+    "function",
+    "left",
+    "module_name",
+    "name",
+    "object",
+    "parameters",
+    "right",
+    "superclasses",
+    "value",
+};
+static TSFieldId parse__field_ids[P2S_FIELD_COUNT];
+static pthread_once_t parse__fields_once = PTHREAD_ONCE_INIT;
+
+static void parse__look_up_fields(void)
+{
+    const TSLanguage *language = tree_sitter_python();
+    for (int i = 0; i < P2S_FIELD_COUNT; i++)
+        parse__field_ids[i] = ts_language_field_id_for_name(language, parse__field_names[i],
+                                                            (uint32_t)strlen(parse__field_names[i]));
+}
+
+TSNode p2s_child(TSNode node, P2sField field)
+{
+    pthread_once(&parse__fields_once, parse__look_up_fields);
+    return ts_node_child_by_field_id(node, parse__field_ids[field]);
+}
 
 static void parse__report_error_node(const P2sSource *src, TSNode node, P2sDiagSink *sink)
 {
@@ -57,12 +92,17 @@ done:
     return found;
 }
 
-TSTree *p2s_parse(const P2sSource *src, P2sDiagSink *sink)
+TSTree *p2s_parse_incremental(const P2sSource *src, const TSTree *old, P2sDiagSink *sink)
 {
     TSParser *parser = ts_parser_new();
     ts_parser_set_language(parser, tree_sitter_python());
-    TSTree *tree = ts_parser_parse_string(parser, NULL, src->bytes, (uint32_t)src->len);
+    TSTree *tree = ts_parser_parse_string(parser, old, src->bytes, (uint32_t)src->len);
     ts_parser_delete(parser);
     p2s_parse_report_errors(src, ts_tree_root_node(tree), sink);
     return tree;
+}
+
+TSTree *p2s_parse(const P2sSource *src, P2sDiagSink *sink)
+{
+    return p2s_parse_incremental(src, NULL, sink);
 }

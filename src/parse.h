@@ -12,8 +12,34 @@ const TSLanguage *tree_sitter_python(void);
 
 /* Parses src; never NULL (allocation failure exits). Syntax errors go to sink. */
 TSTree *p2s_parse(const P2sSource *src, P2sDiagSink *sink);
+/* Parses src reusing old, a tree of an earlier text already told of the edits (ts_tree_edit):
+ * only the edited regions are parsed again. old stays the caller's. */
+TSTree *p2s_parse_incremental(const P2sSource *src, const TSTree *old, P2sDiagSink *sink);
 /* Adds a P2S001 diagnostic for each ERROR / MISSING node under root; returns how many. */
 size_t p2s_parse_report_errors(const P2sSource *src, TSNode root, P2sDiagSink *sink);
+
+/* The grammar fields the tool reads, looked up by id (by name each lookup scans every field
+ * name of the grammar). */
+typedef enum {
+    P2S_FIELD_ALIAS,
+    P2S_FIELD_ARGUMENTS,
+    P2S_FIELD_ATTRIBUTE,
+    P2S_FIELD_BODY,
+    P2S_FIELD_DEFINITION,
+    P2S_FIELD_FUNCTION,
+    P2S_FIELD_LEFT,
+    P2S_FIELD_MODULE_NAME,
+    P2S_FIELD_NAME,
+    P2S_FIELD_OBJECT,
+    P2S_FIELD_PARAMETERS,
+    P2S_FIELD_RIGHT,
+    P2S_FIELD_SUPERCLASSES,
+    P2S_FIELD_VALUE,
+    P2S_FIELD_COUNT,
+} P2sField;
+
+/* node's child in field, or a null node. */
+TSNode p2s_child(TSNode node, P2sField field);
 
 /* Text of a node as a span of the source. */
 static inline P2sSpan p2s_node_span(TSNode node)

@@ -70,7 +70,7 @@ static bool plan__has_arguments(TSNode args)
 
 static void plan__add_site(P2sPlan *plan, const P2sSource *src, const P2sApplySite *site)
 {
-    TSNode object = ts_node_child_by_field_name(site->attribute, "object", 6);
+    TSNode object = p2s_child(site->attribute, P2S_FIELD_OBJECT);
     P2sSpan obj = p2s_node_span(object);
     P2sSpan attr = p2s_node_span(site->attribute);
     P2sStrbuf text;
@@ -78,7 +78,7 @@ static void plan__add_site(P2sPlan *plan, const P2sSource *src, const P2sApplySi
     if (p2s_node_present(site->call)) {
         /* X.apply(a) -> _p2s.apply(X, a): the name is replaced where it stands and X moves into
          * the arguments, so every newline stays and later lines keep their numbers. */
-        TSNode args = ts_node_child_by_field_name(site->call, "arguments", 9);
+        TSNode args = p2s_child(site->call, P2S_FIELD_ARGUMENTS);
         p2s_plan_add(plan, attr.start, attr.end, "_p2s.apply", 10);
         p2s_strbuf_add(&text, src->bytes + obj.start, obj.end - obj.start);
         if (plan__has_arguments(args))
@@ -132,7 +132,7 @@ static void plan__builder_parameters(const P2sSource *src, TSNode params, P2sStr
         const char *type = ts_node_type(p);
         if (strcmp(type, "comment") == 0)
             continue;
-        TSNode name = ts_node_child_by_field_name(p, "name", 4);
+        TSNode name = p2s_child(p, P2S_FIELD_NAME);
         bool has_default = strcmp(type, "default_parameter") == 0 || strcmp(type, "typed_default_parameter") == 0;
         if (strcmp(type, "typed_parameter") == 0) {
             p = ts_node_named_child(p, 0);
@@ -186,7 +186,7 @@ static void plan__add_builder(P2sStrbuf *tail, const P2sSource *src, const P2sPy
     p2s_strbuf_init(&args);
     p2s_strbuf_init(&kwargs);
     p2s_strbuf_init(&fname);
-    plan__builder_parameters(src, ts_node_child_by_field_name(cls->forward, "parameters", 10),
+    plan__builder_parameters(src, p2s_child(cls->forward, P2S_FIELD_PARAMETERS),
                              &sig, &args, &kwargs);
     p2s_strbuf_adds(&fname, "_p2s_static_");
     for (const char *c = cls->qualname; *c; c++)

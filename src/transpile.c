@@ -52,14 +52,75 @@ void p2s_unit_find(P2sUnit *self, const P2sRules *rules, const P2sModule *module
     p2s_find(self->src, self->tree, rules, module, &self->found);
 }
 
-/* The output must parse as cleanly as the input did: anything else is our bug. */
-static int transpile__verify(const P2sStrbuf *output, const char *name, P2sDiagSink *sink)
+/* Offsets of the source's '\n' bytes: tree-sitter points count rows at '\n' only, and
+ * columns in bytes. */
+typedef Array(size_t) Newlines;
+
+static void transpile__newlines(const P2sSource *src, Newlines *out)
 {
+    for (const char *nl = src->bytes; (nl = memchr(nl, '\n', src->len - (size_t)(nl - src->bytes))); nl++)
+        array_push(out, (size_t)(nl - src->bytes));
+}
+
+static TSPoint transpile__point(const Newlines *newlines, size_t offset)
+{
+    size_t lo = 0, hi = newlines->size;  /* rows = newlines before offset */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (newlines->contents[mid] < offset)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t line_start = lo ? newlines->contents[lo - 1] + 1 : 0;
+    TSPoint p = {(uint32_t)lo, (uint32_t)(offset - line_start)};
+    return p;
+}
+
+static TSPoint transpile__advance(TSPoint start, const char *text, size_t len)
+{
+    const char *last = memrchr(text, '\n', len);
+    for (const char *nl = text; nl && (nl = memchr(nl, '\n', len - (size_t)(nl - text))); nl++)
+        start.row++;
+    start.column = last ? (uint32_t)(len - (size_t)(last - text) - 1) : start.column + (uint32_t)len;
+    return start;
+}
+
+/* Tells tree of one edit in original coordinates: edits are told from the last to the first,
+ * so the text before each is still the original's. */
+static void transpile__tell_edit(TSTree *tree, const Newlines *newlines, size_t start, size_t end,
+                                 const char *text, size_t len)
+{
+    TSInputEdit edit;
+    edit.start_byte = (uint32_t)start;
+    edit.old_end_byte = (uint32_t)end;
+    edit.new_end_byte = (uint32_t)(start + len);
+    edit.start_point = transpile__point(newlines, start);
+    edit.old_end_point = transpile__point(newlines, end);
+    edit.new_end_point = transpile__advance(edit.start_point, text, len);
+    ts_tree_edit(tree, &edit);
+}
+
+/* The output must parse as cleanly as the input did: anything else is our bug. The input's
+ * tree is told of the edits and reparsed incrementally, so only what changed is parsed again. */
+static int transpile__verify(const P2sUnit *unit, const P2sPlan *plan, const P2sStrbuf *output,
+                             P2sDiagSink *sink)
+{
+    const P2sSource *src = unit->src;
     P2sSource out_src;
     P2sDiagSink scratch;
-    p2s_source_from_bytes(&out_src, name, output->buf, output->len);
+    p2s_source_from_bytes(&out_src, src->name, output->buf, output->len);
     p2s_diag_sink_init(&scratch);
-    TSTree *tree = p2s_parse(&out_src, &scratch);
+    Newlines newlines = {0};
+    transpile__newlines(src, &newlines);
+    TSTree *old = ts_tree_copy(unit->tree);
+    transpile__tell_edit(old, &newlines, src->len, src->len, plan->tail.buf, plan->tail.len);
+    for (size_t i = plan->edits.size; i-- > 0;) {
+        const P2sEdit *e = &plan->edits.contents[i];
+        transpile__tell_edit(old, &newlines, e->start, e->end, e->text, strlen(e->text));
+    }
+    array_delete(&newlines);
+    TSTree *tree = p2s_parse_incremental(&out_src, old, &scratch);
     int rc = 0;
     if (scratch.errors > 0) {
         const P2sDiag *first = &scratch.items.contents[0];
@@ -71,6 +132,7 @@ static int transpile__verify(const P2sStrbuf *output, const char *name, P2sDiagS
         rc = -1;
     }
     ts_tree_delete(tree);
+    ts_tree_delete(old);
     p2s_diag_sink_release(&scratch);
     p2s_source_release(&out_src);
     return rc;
@@ -101,7 +163,7 @@ P2sTranspileStatus p2s_unit_finish(P2sUnit *self, const P2sRules *rules)
         goto done;
     }
     p2s_emit(self->src, &plan, &result);
-    if (transpile__verify(&result, self->src->name, &self->sink) < 0)
+    if (transpile__verify(self, &plan, &result, &self->sink) < 0)
         goto done;
     p2s_strbuf_add(&self->out, result.buf, result.len);
     self->changed = true;
