@@ -112,7 +112,6 @@ static void find__bind(Finder *f, size_t scope, TSNode name, size_t position, Bi
 static void find__bind_module(Finder *f, size_t scope, TSNode name, size_t position,
                               const char *target, size_t target_len)
 {
-    array_push(&f->out->imports, p2s_strndup(target, target_len));
     find__bind(f, scope, name, position, BIND_MODULE);
     Binding *b = array_back(&f->scopes.contents[scope].bindings);
     b->target = p2s_strndup(target, target_len);
@@ -485,8 +484,14 @@ static Meaning find__resolve(const Finder *f, TSNode expr, size_t scope, size_t 
 /* A PyLayer class that another module of the tree defines. */
 static bool find__is_external(const Finder *f, const Meaning *m)
 {
-    return m->kind == MEANING_QUAL && f->module && f->module->external &&
-           p2s_nameset_contains(f->module->external, m->qual, strlen(m->qual));
+    if (m->kind != MEANING_QUAL || !f->module || !f->module->external)
+        return false;
+    size_t n = strlen(m->qual);
+    if (p2s_nameset_contains(f->module->external, m->qual, n))
+        return true;
+    /* Should another module turn out to export this name, this one must be found again. */
+    p2s_nameset_add(&f->out->misses, m->qual, n);
+    return false;
 }
 
 static bool find__meaning_is_pylayer_base(const Finder *f, const Meaning *m)
@@ -978,9 +983,7 @@ void p2s_findings_release(P2sFindings *self)
         p2s_free(self->exports.contents[i]);
     for (size_t i = 0; i < self->externals_used.size; i++)
         p2s_free(self->externals_used.contents[i]);
-    for (size_t i = 0; i < self->imports.size; i++)
-        p2s_free(self->imports.contents[i]);
-    array_delete(&self->imports);
+    p2s_nameset_release(&self->misses);
     array_delete(&self->exports);
     array_delete(&self->externals_used);
     array_delete(&self->classes);

@@ -54,7 +54,8 @@ typedef struct {
     size_t pylayer_count;
     P2sStrings exports;               /* module-level names that are PyLayer classes here */
     P2sStrings externals_used;        /* qualified names of other modules' PyLayers this one uses */
-    P2sStrings imports;               /* every qualified name an import statement binds */
+    P2sNameSet misses;                /* tree mode: qualified names looked up as other modules'
+                                         PyLayers and not found (yet) */
     bool already_transpiled;          /* the file ends with this tool's marker */
     size_t runtime_import_at;         /* byte offset where the runtime import goes */
     P2sImportPlacement runtime_import;

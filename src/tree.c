@@ -31,7 +31,7 @@ typedef struct {
     char *module;
     bool is_package;
     bool parked;                /* no PyLayer, no apply site: tree dropped, output is the input */
-    P2sStrings imports;         /* parked: what resolution still needs of the findings */
+    P2sNameSet misses;          /* parked: what resolution still needs of the findings */
     P2sStrings exports;
     P2sDiagSink io;             /* walk and read errors, and non-Python copies */
 } Entry;
@@ -228,9 +228,8 @@ static void tree__free_strings(char **items, size_t n)
 
 static void tree__unpark(Entry *e)
 {
-    tree__free_strings(e->imports.contents, e->imports.size);
+    p2s_nameset_release(&e->misses);
     tree__free_strings(e->exports.contents, e->exports.size);
-    array_delete(&e->imports);
     array_delete(&e->exports);
     e->parked = false;
 }
@@ -242,9 +241,9 @@ static void tree__park_if_idle(Entry *e)
     if (found->pylayer_count > 0 || found->sites.size > 0)
         return;
     tree__unpark(e);
-    e->imports = found->imports;
+    e->misses = found->misses;
     e->exports = found->exports;
-    memset(&found->imports, 0, sizeof found->imports);
+    memset(&found->misses, 0, sizeof found->misses);
     memset(&found->exports, 0, sizeof found->exports);
     p2s_unit_drop_tree(&e->unit);
     e->parked = true;
@@ -295,24 +294,18 @@ static void tree__collect_exports(Tree *t, P2sStrings *fresh)
     }
 }
 
-/* Whether a parked module imports something that names one of the fresh PyLayers (the name
- * itself, or a module or package on its path). */
-static bool tree__imports_any(const Entry *e, const P2sStrings *fresh)
+/* Whether a module looked up one of the fresh names and missed: only then can finding it again
+ * change anything. */
+static bool tree__missed_any(const P2sNameSet *misses, const P2sStrings *fresh)
 {
-    for (size_t i = 0; i < e->imports.size; i++) {
-        const char *target = e->imports.contents[i];
-        size_t n = strlen(target);
-        for (size_t k = 0; k < fresh->size; k++) {
-            const char *name = fresh->contents[k];
-            if (strncmp(name, target, n) == 0 && (name[n] == '\0' || name[n] == '.'))
-                return true;
-        }
-    }
+    for (size_t k = 0; k < fresh->size; k++)
+        if (p2s_nameset_contains(misses, fresh->contents[k], strlen(fresh->contents[k])))
+            return true;
     return false;
 }
 
-/* Finds again until the set of exported PyLayers stops growing. A parked module is parsed
- * again only when it imports one of the names that just appeared. */
+/* Finds again until the set of exported PyLayers stops growing: each round, only the modules
+ * that missed one of the names that just appeared (a parked one is parsed again for it). */
 static void tree__resolve_across_modules(Tree *t)
 {
     for (;;) {
@@ -323,12 +316,12 @@ static void tree__resolve_across_modules(Tree *t)
             Entry *e = &t->entries.contents[i];
             if (!e->read_ok || e->status != P2S_TRANSPILE_OK)
                 continue;
-            if (e->parked && tree__imports_any(e, &fresh)) {
+            if (e->parked && tree__missed_any(&e->misses, &fresh)) {
                 tree__unpark(e);
                 e->status = p2s_unit_parse(&e->unit);
                 if (e->status == P2S_TRANSPILE_OK)
                     tree__find(t, e);
-            } else if (!e->parked) {
+            } else if (!e->parked && tree__missed_any(&e->unit.found.misses, &fresh)) {
                 tree__find(t, e);
             }
         }
