@@ -11,8 +11,8 @@ from typing import Any, Callable, Dict
 
 import paddle
 
-from . import sot
-from .op import PyLayerOp
+from . import dy2static, sot
+from .op import PyLayerOp, call_as_written
 
 _BUILDERS: Dict[type, Callable[..., Any]] = {}
 
@@ -67,7 +67,8 @@ def apply(layer: Any, *args: Any, **kwargs: Any) -> Any:
         return layer.apply(*args, **kwargs)
     if paddle.in_dynamic_mode():
         return sot.run_eagerly(cls.apply, *args, **kwargs)
-    return builder_of(cls)(*args, **kwargs)
+    with call_as_written(cls, args, kwargs):
+        return builder_of(cls)(*args, **kwargs)
 
 
 def applier(layer: Any) -> Callable[..., Any]:
@@ -87,3 +88,4 @@ def applier(layer: Any) -> Callable[..., Any]:
 
 
 sot.skip_runtime_files()
+dy2static.install()

@@ -7,8 +7,9 @@ so tensor-dependent `if`/`while` become control-flow ops) with a `StaticContext`
 the backward sub-block runs its backward on the output gradients. Outputs come back
 in the structure forward returned.
 """
+import contextlib
 import inspect
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple
 
 import paddle
 from paddle.static.nn import static_pylayer
@@ -66,21 +67,91 @@ def forward_signature(cls: type) -> inspect.Signature:
     return sig.replace(parameters=params[1:])
 
 
-def bind(cls: type, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tuple[Tuple[Any, ...], Dict[str, Any]]:
+class _Marker:
+    """Where one argument of the call lands among forward's bound parameters."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+
+_NOT_PASSED = 1 << 30
+"""Call index of a parameter filled by forward's default (after every passed argument)."""
+
+
+class Bound(NamedTuple):
+    """A call bound to forward's parameters.
+
+    `args`/`kwargs` are what forward receives; `call_index[j]` is, for the j-th top-level
+    item of `args + kwargs.values()`, its position in the call as written (positional
+    arguments first, then keywords in the order written), or `_NOT_PASSED` for a default.
+    """
+
+    args: Tuple[Any, ...]
+    kwargs: Dict[str, Any]
+    call_index: List[int]
+
+
+def bind(cls: type, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Bound:
     """Bind a call to forward's parameters; `DEFAULT` becomes forward's own default."""
     sig = forward_signature(cls)
+    values = list(args) + list(kwargs.values())
+    markers = [_Marker(i) for i in range(len(values))]
     try:
-        bound = sig.bind(*args, **kwargs)
+        bound = sig.bind(*markers[: len(args)], **dict(zip(kwargs, markers[len(args):])))
     except TypeError as exc:
         raise contract_error(cls, f"cannot call forward{sig}: {exc}") from None
-    for name, value in list(bound.arguments.items()):
+    bound.apply_defaults()
+    call_index: List[int] = []
+
+    def resolve(name: str, item: Any) -> Any:
+        if not isinstance(item, _Marker):  # a default filled in by apply_defaults
+            call_index.append(_NOT_PASSED)
+            return item
+        value = values[item.index]
         if value is DEFAULT:
             default = sig.parameters[name].default
             if default is inspect.Parameter.empty:
                 raise contract_error(cls, f"forward parameter '{name}' has no default")
-            bound.arguments[name] = default
-    bound.apply_defaults()
-    return bound.args, bound.kwargs
+            call_index.append(_NOT_PASSED)
+            return default
+        call_index.append(item.index)
+        return value
+
+    for name, item in list(bound.arguments.items()):
+        kind = sig.parameters[name].kind
+        if kind is inspect.Parameter.VAR_POSITIONAL:
+            bound.arguments[name] = tuple(resolve(name, v) for v in item)
+        elif kind is inspect.Parameter.VAR_KEYWORD:
+            bound.arguments[name] = {k: resolve(name, v) for k, v in item.items()}
+        else:
+            bound.arguments[name] = resolve(name, item)
+    # `bound.args + bound.kwargs.values()` lists the parameters in signature order,
+    # as `bound.arguments` does, so `call_index` lines up with it.
+    return Bound(bound.args, bound.kwargs, call_index)
+
+
+class _Calls:
+    """The `apply` calls being built, as written (innermost last)."""
+
+    stack: List[Tuple[type, Tuple[Any, ...], Dict[str, Any]]] = []
+
+
+@contextlib.contextmanager
+def call_as_written(cls: type, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Iterator[None]:
+    """While building `cls.apply(*args, **kwargs)`, remember the call as written.
+
+    A generated builder rebinds the call to forward's signature, which loses the order
+    of the keywords; eager `apply` (paddle 3.3.1 and 2.6.2) matches backward's return
+    values to the tensor arguments in the order they were passed (positional ones, then
+    keywords as written), so `PyLayerOp` needs that order.
+    """
+    _Calls.stack.append((cls, tuple(args), dict(kwargs)))
+    try:
+        yield
+    finally:
+        _Calls.stack.pop()
 
 
 def _static_function(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -122,7 +193,9 @@ class PyLayerOp:
 
     def __init__(self, cls: type, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> None:
         self.cls = cls
-        self.args, self.kwargs = bind(cls, tuple(args), dict(kwargs))
+        if _Calls.stack and _Calls.stack[-1][0] is cls:
+            args, kwargs = _Calls.stack[-1][1:]
+        self.args, self.kwargs, self._call_index = bind(cls, tuple(args), dict(kwargs))
 
     def build(self, forward: Callable[..., Any], backward: Callable[..., Any]) -> Any:
         """Append the op to the program being built; return forward's outputs."""
@@ -140,7 +213,17 @@ class PyLayerOp:
         call = (self.args, self.kwargs)
         in_leaves = structure.flatten(call)
         in_positions, inputs = structure.split(in_leaves, is_tensor)
-        in_slots = [s for s in list(self.args) + list(self.kwargs.values()) if _has_tensor(s, is_tensor)]
+        # One gradient slot per top-level argument holding tensors, in the order eager
+        # matches backward's return values to them (the call as written); each slot
+        # knows the positions of its leaves among `in_leaves`.
+        items = list(self.args) + list(self.kwargs.values())
+        starts = [0]
+        for item in items:
+            starts.append(starts[-1] + len(structure.flatten(item)))
+        in_slots = sorted(
+            (j for j, item in enumerate(items) if _has_tensor(item, is_tensor)),
+            key=lambda j: self._call_index[j],
+        )
         record: Dict[str, Any] = {}
 
         def forward_fn(*tensors: Any) -> List[Any]:
@@ -179,9 +262,11 @@ class PyLayerOp:
                     f"backward returned {len(returned)} gradient(s), but forward has "
                     f"{len(in_slots)} tensor input(s) ({_SLOTS_NOTE})",
                 )
-            flat: List[Any] = []
-            for slot, grad in zip(in_slots, returned):
-                flat.extend(self._input_grads(slot, grad, is_tensor))
+            by_leaf: Dict[int, Any] = {}
+            for j, grad in zip(in_slots, returned):
+                tensor_leaves = [p for p in range(starts[j], starts[j + 1]) if is_tensor(in_leaves[p])]
+                by_leaf.update(zip(tensor_leaves, self._input_grads(items[j], grad, is_tensor)))
+            flat = [by_leaf[p] for p in in_positions]
             # Each input gets a gradient value of its own. Returning one value for
             # several inputs (`return dy, dy`) mixes up their gradients in PIR's
             # autodiff (paddle 3.3.1) and, in the legacy IR, `static_pylayer` renames
