@@ -12,7 +12,7 @@ import importlib.util
 import os
 import sys
 import tempfile
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 import paddle
@@ -286,3 +286,64 @@ def static_train_losses(module: Any, state: Dict[str, np.ndarray], steps: int) -
         return losses
     finally:
         paddle.disable_static()
+
+
+RTOL, ATOL = 1e-6, 1e-7
+
+
+def tolerance(module: Any) -> Tuple[float, float]:
+    """(rtol, atol) for a case: the suite's, or the case's own `TOLERANCE` (each such case
+    says why its static graph cannot match eager to float32 precision)."""
+    return getattr(module, "TOLERANCE", (RTOL, ATOL))
+
+
+def assert_same(actual: Result, expected: Result, with_grads: bool = True,
+                tol: Tuple[float, float] = (RTOL, ATOL)) -> None:
+    """Outputs (and gradients) of `actual` equal `expected`'s; AssertionError otherwise."""
+    rtol, atol = tol
+    assert len(actual.outputs) == len(expected.outputs), (
+        f"{len(actual.outputs)} output tensor(s), eager has {len(expected.outputs)}")
+    for got, want in zip(actual.outputs, expected.outputs):
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg="forward output")
+    if with_grads:
+        assert sorted(actual.grads) == sorted(expected.grads), "gradients of other inputs than eager"
+        for name, want in expected.grads.items():
+            got = actual.grads[name]
+            if want is None:
+                assert got is None or not np.any(got), f"gradient of {name}: eager has none"
+            else:
+                assert got is not None, f"gradient of {name} missing"
+                np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=f"gradient of {name}")
+
+
+def check_mode(module: Any, original: Any, mode: str, state: Dict[str, np.ndarray], expected: Result) -> None:
+    """Run `module` (a transpiled case, or the original itself) in `mode` and compare it with
+    `expected`, the original run eagerly; raises (AssertionError on a mismatch)."""
+    tol = tolerance(original)
+    if mode == "eager":
+        assert_same(run_eager(module, state), expected, tol=tol)
+    elif mode == "to_static":
+        result = run_to_static(module, state)
+        assert_same(result, expected, tol=tol)
+        assert result.pylayer_ops >= 1, "the to_static program holds no pylayer op"
+    elif mode == "sot":
+        assert_same(run_sot(module, state), expected, tol=tol)
+    elif mode == "static":
+        result = run_static(module, state)
+        assert_same(result, expected, tol=tol)
+        assert result.pylayer_ops >= 1, "the static program holds no pylayer op"
+    elif mode == "jit_save":
+        loaded, predicted = run_jit_save(module, state)
+        assert_same(loaded, expected, with_grads=False, tol=tol)
+        assert_same(predicted, expected, with_grads=False, tol=tol)
+        assert predicted.pylayer_ops >= 1, "the saved inference program holds no pylayer op"
+    elif mode == "train":
+        steps = getattr(original, "STEPS", 3)
+        rtol, atol = tol
+        want = train_losses(original, state, lambda m: m, steps)
+        got = train_losses(module, state, lambda m: paddle.jit.to_static(m, full_graph=True), steps)
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg="to_static training losses")
+        got_static = static_train_losses(module, state, steps)
+        np.testing.assert_allclose(got_static, want, rtol=rtol, atol=atol, err_msg="static training losses")
+    else:
+        raise ValueError(f"unknown mode {mode!r}")

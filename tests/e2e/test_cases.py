@@ -8,7 +8,6 @@ import pytest
 import harness
 from conftest import CASES_DIR, case_names
 
-RTOL, ATOL = 1e-6, 1e-7
 _MODULES: Dict[Tuple[str, str], Any] = {}
 _REFERENCE: Dict[str, Any] = {}
 
@@ -18,21 +17,6 @@ def _reference(name: str, original: Any) -> Tuple[Dict[str, np.ndarray], harness
         state = harness.reference_state(original)
         _REFERENCE[name] = (state, harness.run_eager(original, state))
     return _REFERENCE[name]
-
-
-def _assert_same(actual: harness.Result, expected: harness.Result, with_grads: bool = True) -> None:
-    assert len(actual.outputs) == len(expected.outputs), "number of output tensors"
-    for got, want in zip(actual.outputs, expected.outputs):
-        np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
-    if with_grads:
-        assert sorted(actual.grads) == sorted(expected.grads)
-        for name, want in expected.grads.items():
-            got = actual.grads[name]
-            if want is None:
-                assert got is None or not np.any(got), f"gradient of {name}: eager has none"
-            else:
-                assert got is not None, f"gradient of {name} missing"
-                np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL, err_msg=f"gradient of {name}")
 
 
 def _original(name: str) -> Any:
@@ -58,27 +42,4 @@ PARAMS = [(name, mode) for name in case_names() for mode in harness.case_modes(_
 def test_case(name: str, mode: str, transpile) -> None:
     original, transpiled = _modules(name, transpile)
     state, expected = _reference(name, original)
-    if mode == "eager":
-        _assert_same(harness.run_eager(transpiled, state), expected)
-    elif mode == "to_static":
-        result = harness.run_to_static(transpiled, state)
-        _assert_same(result, expected)
-        assert result.pylayer_ops >= 1, "the to_static program holds no pylayer op"
-    elif mode == "sot":
-        _assert_same(harness.run_sot(transpiled, state), expected)
-    elif mode == "static":
-        result = harness.run_static(transpiled, state)
-        _assert_same(result, expected)
-        assert result.pylayer_ops >= 1, "the static program holds no pylayer op"
-    elif mode == "jit_save":
-        loaded, predicted = harness.run_jit_save(transpiled, state)
-        _assert_same(loaded, expected, with_grads=False)
-        _assert_same(predicted, expected, with_grads=False)
-        assert predicted.pylayer_ops >= 1, "the saved inference program holds no pylayer op"
-    elif mode == "train":
-        steps = getattr(original, "STEPS", 3)
-        want = harness.train_losses(original, state, lambda m: m, steps)
-        got = harness.train_losses(transpiled, state, lambda m: harness.paddle.jit.to_static(m, full_graph=True), steps)
-        np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
-        got_static = harness.static_train_losses(transpiled, state, steps)
-        np.testing.assert_allclose(got_static, want, rtol=RTOL, atol=ATOL)
+    harness.check_mode(transpiled, original, mode, state, expected)

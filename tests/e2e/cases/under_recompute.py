@@ -1,0 +1,44 @@
+"""A sublayer that applies a PyLayer, run under paddle.distributed.fleet.utils.recompute
+(3.3.1: static programs mark the ops for recompute; 2.6.2: RecomputeFunction, itself a
+PyLayer of the framework)."""
+import paddle
+from paddle.autograd import PyLayer
+from paddle.distributed.fleet.utils import recompute
+
+
+class Swish(PyLayer):
+    @staticmethod
+    def forward(ctx, x):
+        s = paddle.nn.functional.sigmoid(x)
+        ctx.save_for_backward(x, s)
+        return x * s
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, s = ctx.saved_tensor()
+        return dy * (s + x * s * (1.0 - s))
+
+
+class Block(paddle.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.linear = paddle.nn.Linear(4, 3)
+
+    def forward(self, x):
+        return Swish.apply(self.linear(x))
+
+
+class Model(paddle.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+
+    def forward(self, x):
+        return recompute(self.block, x) * 2.0
+
+
+INPUTS = [([2, 4], "float32", True)]
+# paddle 2.6.2's recompute (distributed/fleet/recompute/recompute.py) is dynamic-graph
+# only: in a static graph it reads `framework._dygraph_tracer()._has_grad` of a tracer
+# that is None (AttributeError), for any function, PyLayer or not.
+MODES_2_6 = ("eager", "sot")
