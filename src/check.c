@@ -40,6 +40,18 @@ typedef struct {
 
 typedef Array(TSNode) NodeList;
 
+/* Every node of a function body, in source order, with its parent (ts_node_parent walks down
+ * from the root each time) and whether it lies inside a function, lambda or class nested in
+ * the body. */
+typedef struct {
+    TSNode root;
+    NodeList nodes;
+    Array(size_t) parent;          /* index in nodes; CHECK_ROOT for the root's children */
+    Array(unsigned char) nested;
+} Body;
+
+#define CHECK_ROOT SIZE_MAX
+
 /* What one forward or backward looks like from the outside. */
 typedef struct {
     TSNode def;                  /* function_definition; null node when absent */
@@ -50,6 +62,7 @@ typedef struct {
     NodeList returns;            /* return statements of this function (not nested ones) */
     NodeList ctx_calls;          /* calls `ctx.<method from the table>(...)`, not in nested defs */
     NodeList tensors;            /* identifiers certainly bound to a Tensor */
+    Body body;                   /* the nodes of its body, collected once */
     bool ctx_escapes;            /* ctx is used other than as `ctx.attr` (passed on, aliased) */
     bool mentions_save;          /* some `.save_for_backward`-like attribute appears anywhere */
     bool generator;              /* contains yield: returns say nothing about outputs */
@@ -88,22 +101,47 @@ static TSNode check__unparen(TSNode node)
     return node;
 }
 
-/* Every node under root in source order, without the C stack growing with nesting; with
- * skip_scopes, nested functions, lambdas and classes are not entered. */
-static void check__collect(TSNode root, bool skip_scopes, NodeList *out)
+static void check__body_collect(TSNode root, Body *out)
 {
+    memset(out, 0, sizeof *out);
+    out->root = root;
+    Array(size_t) path = {0};   /* the nodes on the way down to the current one */
     TSTreeCursor cursor = ts_tree_cursor_new(root);
     bool more = ts_tree_cursor_goto_first_child(&cursor);
     while (more) {
         TSNode node = ts_tree_cursor_current_node(&cursor);
-        array_push(out, node);
-        if (!(skip_scopes && check__is_scope(node)) && ts_tree_cursor_goto_first_child(&cursor))
+        size_t parent = path.size ? *array_back(&path) : CHECK_ROOT;
+        bool nested = parent != CHECK_ROOT &&
+                      (out->nested.contents[parent] || check__is_scope(out->nodes.contents[parent]));
+        array_push(&path, out->nodes.size);
+        array_push(&out->nodes, node);
+        array_push(&out->parent, parent);
+        array_push(&out->nested, (unsigned char)nested);
+        if (ts_tree_cursor_goto_first_child(&cursor))
             continue;
-        while (!(more = ts_tree_cursor_goto_next_sibling(&cursor)))
+        path.size--;
+        while (!(more = ts_tree_cursor_goto_next_sibling(&cursor))) {
             if (!ts_tree_cursor_goto_parent(&cursor) || ts_node_eq(ts_tree_cursor_current_node(&cursor), root))
                 break;
+            path.size--;
+        }
     }
     ts_tree_cursor_delete(&cursor);
+    array_delete(&path);
+}
+
+static void check__body_release(Body *self)
+{
+    array_delete(&self->nodes);
+    array_delete(&self->parent);
+    array_delete(&self->nested);
+}
+
+/* The node above index i (the body's root above its children). */
+static TSNode check__body_parent(const Body *body, size_t i)
+{
+    size_t p = body->parent.contents[i];
+    return p == CHECK_ROOT ? body->root : body->nodes.contents[p];
 }
 
 /* The identifier a parameter binds: `x`, `x: T`, `x=1`, `x: T = 1`; null node for `*args`,
@@ -384,14 +422,16 @@ static const P2sCtxMethod *check__ctx_call(const Checker *ck, const Method *m, T
 }
 
 /* How many times the body binds name (assignment targets, for/with/except targets, walrus). */
-static size_t check__bindings(const Checker *ck, const NodeList *nodes, TSNode name)
+static size_t check__bindings(const Checker *ck, const Body *body, TSNode name)
 {
     size_t count = 0;
-    for (size_t i = 0; i < nodes->size; i++) {
-        TSNode n = nodes->contents[i];
+    for (size_t i = 0; i < body->nodes.size; i++) {
+        TSNode n = body->nodes.contents[i];
         if (!check__type_is(n, "identifier") || !check__same_text(ck, n, name))
             continue;
-        for (TSNode up = n, parent = ts_node_parent(n); !ts_node_is_null(parent); up = parent, parent = ts_node_parent(parent)) {
+        TSNode up = n;
+        for (size_t at = i; body->parent.contents[at] != CHECK_ROOT; at = body->parent.contents[at]) {
+            TSNode parent = check__body_parent(body, at);
             const char *t = ts_node_type(parent);
             if ((strcmp(t, "assignment") == 0 || strcmp(t, "augmented_assignment") == 0 ||
                  strcmp(t, "for_statement") == 0 || strcmp(t, "for_in_clause") == 0) &&
@@ -409,32 +449,37 @@ static size_t check__bindings(const Checker *ck, const NodeList *nodes, TSNode n
                 strcmp(t, "parenthesized_expression") != 0 && strcmp(t, "tuple") != 0 &&
                 strcmp(t, "list") != 0 && strcmp(t, "expression_list") != 0)
                 break;
+            up = parent;
         }
     }
     return count;
 }
 
-static void check__add_tensor(const Checker *ck, Method *m, const NodeList *nodes, TSNode name, size_t allowed_bindings)
+static void check__add_tensor(const Checker *ck, Method *m, TSNode name, size_t allowed_bindings)
 {
-    if (check__type_is(name, "identifier") && check__bindings(ck, nodes, name) <= allowed_bindings)
+    if (check__type_is(name, "identifier") && check__bindings(ck, &m->body, name) <= allowed_bindings)
         array_push(&m->tensors, name);
 }
 
-/* Names a `x, y = ctx.saved_tensor()` or `x = ctx.saved_tensor()[0]` binds to Tensors. */
-static void check__saved_targets(const Checker *ck, Method *m, const NodeList *nodes, TSNode call)
+/* Names a `x, y = ctx.saved_tensor()` or `x = ctx.saved_tensor()[0]` binds to Tensors; the
+ * call is node `at` of the body. */
+static void check__saved_targets(const Checker *ck, Method *m, size_t at)
 {
-    TSNode value = call, up = ts_node_parent(call);
+    const Body *body = &m->body;
+    TSNode value = body->nodes.contents[at], up = check__body_parent(body, at);
     bool indexed = false;
-    if (check__type_is(up, "subscript") && ts_node_eq(p2s_child(up, P2S_FIELD_VALUE), call)) {
+    if (check__type_is(up, "subscript") && ts_node_eq(p2s_child(up, P2S_FIELD_VALUE), value) &&
+        body->parent.contents[at] != CHECK_ROOT) {
+        at = body->parent.contents[at];
         value = up;
         indexed = true;
-        up = ts_node_parent(up);
+        up = check__body_parent(body, at);
     }
     if (!check__type_is(up, "assignment") || !ts_node_eq(p2s_child(up, P2S_FIELD_RIGHT), value))
         return;
     TSNode left = p2s_child(up, P2S_FIELD_LEFT);
     if (indexed) {
-        check__add_tensor(ck, m, nodes, left, 1);
+        check__add_tensor(ck, m, left, 1);
         return;
     }
     if (!check__type_is(left, "pattern_list") && !check__type_is(left, "tuple_pattern") &&
@@ -442,7 +487,7 @@ static void check__saved_targets(const Checker *ck, Method *m, const NodeList *n
         return;
     uint32_t n = ts_node_named_child_count(left);
     for (uint32_t i = 0; i < n; i++)
-        check__add_tensor(ck, m, nodes, ts_node_named_child(left, i), 1);
+        check__add_tensor(ck, m, ts_node_named_child(left, i), 1);
 }
 
 static void check__method_init(Checker *ck, Method *m, TSNode def, const char *where, unsigned bit)
@@ -469,25 +514,25 @@ static void check__method_init(Checker *ck, Method *m, TSNode def, const char *w
     }
     const P2sCtxMethod *save = p2s_rules_ctx_role(ck->rules, P2S_CTX_SAVE);
     const P2sCtxMethod *load = p2s_rules_ctx_role(ck->rules, P2S_CTX_LOAD);
-    NodeList all = {0}, own = {0};
-    TSNode body = p2s_child(def, P2S_FIELD_BODY);
-    check__collect(body, false, &all);
-    check__collect(body, true, &own);
-    for (size_t i = 0; i < all.size; i++) {
-        TSNode node = all.contents[i];
+    check__body_collect(p2s_child(def, P2S_FIELD_BODY), &m->body);
+    const Body *body = &m->body;
+    for (size_t i = 0; i < body->nodes.size; i++) {
+        TSNode node = body->nodes.contents[i];
         if (check__type_is(node, "yield"))
             m->generator = true;
         if (check__type_is(node, "attribute") && save &&
             check__text_is(ck, p2s_child(node, P2S_FIELD_ATTRIBUTE), save->name, strlen(save->name)))
             m->mentions_save = true;
         if (check__is_ctx(m, ck, node)) {
-            TSNode parent = ts_node_parent(node);
+            TSNode parent = check__body_parent(body, i);
             if (!check__type_is(parent, "attribute") || !ts_node_eq(p2s_child(parent, P2S_FIELD_OBJECT), node))
                 m->ctx_escapes = true;
         }
     }
-    for (size_t i = 0; i < own.size; i++) {
-        TSNode node = own.contents[i];
+    for (size_t i = 0; i < body->nodes.size; i++) {
+        TSNode node = body->nodes.contents[i];
+        if (body->nested.contents[i])
+            continue;  /* nested functions' returns and ctx calls are their own */
         if (check__type_is(node, "return_statement"))
             array_push(&m->returns, node);
         if (!check__type_is(node, "call"))
@@ -500,18 +545,16 @@ static void check__method_init(Checker *ck, Method *m, TSNode def, const char *w
         uint32_t na = ts_node_named_child_count(args);
         if (cm == save)
             for (uint32_t k = 0; k < na; k++)
-                check__add_tensor(ck, m, &all, ts_node_named_child(args, k), 1);
+                check__add_tensor(ck, m, ts_node_named_child(args, k), 1);
         if (cm == load)
-            check__saved_targets(ck, m, &all, node);
+            check__saved_targets(ck, m, i);
     }
     /* backward's gradient parameters are Tensors (or None) as long as nothing rebinds them. */
     for (size_t i = 0; bit == P2S_IN_BACKWARD && i < m->params.size; i++) {
         TSNode name = check__param_name(m->params.contents[i]);
         if (p2s_node_present(name) && !check__param_has_default(m->params.contents[i]))
-            check__add_tensor(ck, m, &all, name, 0);
+            check__add_tensor(ck, m, name, 0);
     }
-    array_delete(&all);
-    array_delete(&own);
 }
 
 static void check__method_release(Method *m)
@@ -520,6 +563,7 @@ static void check__method_release(Method *m)
     array_delete(&m->returns);
     array_delete(&m->ctx_calls);
     array_delete(&m->tensors);
+    check__body_release(&m->body);
 }
 
 static bool check__is_tensor_name(const Checker *ck, const Method *m, TSNode node)
@@ -760,12 +804,10 @@ static void check__hazards(Checker *ck, const Method *m)
 {
     if (!p2s_node_present(m->def))
         return;
-    NodeList nodes = {0};
-    check__collect(p2s_child(m->def, P2S_FIELD_BODY), false, &nodes);
     P2sStrbuf text;
     p2s_strbuf_init(&text);
-    for (size_t i = 0; i < nodes.size; i++) {
-        TSNode call = nodes.contents[i];
+    for (size_t i = 0; i < m->body.nodes.size; i++) {
+        TSNode call = m->body.nodes.contents[i];
         if (!check__type_is(call, "call"))
             continue;
         TSNode fn = p2s_child(call, P2S_FIELD_FUNCTION), args = p2s_child(call, P2S_FIELD_ARGUMENTS);
@@ -792,7 +834,6 @@ static void check__hazards(Checker *ck, const Method *m)
         check__emit(ck, h->code, p2s_node_span(call), kv, 2);
     }
     p2s_strbuf_release(&text);
-    array_delete(&nodes);
 }
 
 static void check__pylayer(Checker *ck, size_t index)
