@@ -1,6 +1,6 @@
 """Errors that name the user's PyLayer class and where it is defined."""
 import inspect
-from typing import NoReturn
+from typing import Any, NoReturn, Optional
 
 
 def describe(cls: type) -> str:
@@ -22,9 +22,29 @@ class PyLayerContractError(ValueError):
     """
 
 
-def contract_error(cls: type, message: str) -> PyLayerContractError:
-    """A `PyLayerContractError` whose message starts with the class and its location."""
-    return PyLayerContractError(f"PyLayer {describe(cls)}: {message}")
+def where(fn: Any) -> Optional[str]:
+    """`file:line` of the `def` of `fn` (through decorators), or None."""
+    try:
+        fn = inspect.unwrap(fn)
+        lines, start = inspect.getsourcelines(fn)
+    except (OSError, TypeError, ValueError):
+        return None
+    # `getsourcelines` starts at the first decorator: name the `def` line itself.
+    offset = next((i for i, line in enumerate(lines) if line.lstrip().startswith(("def ", "async def "))), 0)
+    try:
+        return f"{inspect.getsourcefile(fn)}:{start + offset}"
+    except (OSError, TypeError, ValueError):
+        return None
+
+
+def contract_error(cls: type, message: str, method: Optional[str] = None) -> PyLayerContractError:
+    """A `PyLayerContractError` whose message starts with the class and its location and,
+    given `method` ("forward" or "backward"), ends with where that method is defined."""
+    text = f"PyLayer {describe(cls)}: {message}"
+    location = where(getattr(cls, method, None)) if method else None
+    if location:
+        text += f" ({method} is defined at {location})"
+    return PyLayerContractError(text)
 
 
 def reraise_with_user_lines(exc: BaseException) -> NoReturn:

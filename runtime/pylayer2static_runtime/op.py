@@ -234,6 +234,11 @@ class PyLayerOp:
             out = static_forward(ctx, *args, **kwargs)
             out_leaves = structure.flatten(out)
             out_positions, out_tensors = structure.split(out_leaves, is_tensor)
+            if not out_tensors:
+                raise contract_error(
+                    self.cls, f"forward returned no tensor ({type(out).__name__}); at least one output must be a tensor",
+                    "forward",
+                )
             slots = list(out) if isinstance(out, tuple) else [out]
             record.update(
                 out=out,
@@ -261,6 +266,7 @@ class PyLayerOp:
                     self.cls,
                     f"backward returned {len(returned)} gradient(s), but forward has "
                     f"{len(in_slots)} tensor input(s) ({_SLOTS_NOTE})",
+                    "backward",
                 )
             by_leaf: Dict[int, Any] = {}
             for j, grad in zip(in_slots, returned):
@@ -297,7 +303,8 @@ class PyLayerOp:
         if is_tensor(slot):
             if not is_tensor(grad):
                 raise contract_error(
-                    self.cls, f"backward returned {type(grad).__name__} for a tensor input; expected a tensor or None"
+                    self.cls, f"backward returned {type(grad).__name__} for a tensor input; expected a tensor or None",
+                    "backward",
                 )
             return [grad]
         grads = [g for g in structure.flatten(grad) if g is None or is_tensor(g)]
@@ -305,6 +312,7 @@ class PyLayerOp:
             raise contract_error(
                 self.cls,
                 f"backward returned {len(grads)} gradient(s) for an input holding {count} tensor(s)",
+                "backward",
             )
         return grads
 

@@ -44,10 +44,33 @@ def test_traceback_names_the_raising_user_line(mode: str, transpile) -> None:
     assert in_frames or in_message, f"{path}:{line} neither in {frames} nor in:\n{exc}"
 
 
+CONTRACT_ERRORS = [
+    # (case, class, method at fault, what the message says)
+    ("wrong_grad_count", "Spread", "backward", "backward returned 3 gradient(s), but forward has 2 tensor input(s)"),
+    ("grad_not_tensor", "Scale", "backward", "backward returned float for a tensor input; expected a tensor or None"),
+    ("forward_no_tensor", "Count", "forward", "forward returned no tensor (float); at least one output must be a tensor"),
+]
+
+
 @pytest.mark.parametrize("mode", ("to_static", "static"))
-def test_wrong_gradient_count_names_the_class(mode: str, transpile) -> None:
-    path, module = _load("wrong_grad_count", transpile)
+@pytest.mark.parametrize("case,cls,method,message", CONTRACT_ERRORS, ids=[c[0] for c in CONTRACT_ERRORS])
+def test_contract_error_names_the_class_and_the_user_line(case: str, cls: str, method: str, message: str,
+                                                          mode: str, transpile) -> None:
+    """A violation seen only while the graph is built: PyLayerContractError naming the class
+    (its file:line), what is wrong, and the line of the method at fault."""
+    path, module = _load(case, transpile)
     exc = _run(module, mode)
-    where = f"PyLayer Spread ({path}:{_line_of(path, 'class Spread(PyLayer):')})"
-    assert where in str(exc)
-    assert "backward returned 3 gradient(s), but forward has 2 tensor input(s)" in str(exc)
+    text = str(exc)
+    assert type(exc).__name__ == "PyLayerContractError", text
+    assert f"PyLayer {cls} ({path}:{_line_of(path, f'class {cls}(PyLayer):')})" in text
+    assert message in text
+    def_line = _line_of_def(path, cls, method)
+    assert f"({method} is defined at {path}:{def_line})" in text
+
+
+def _line_of_def(path: str, cls: str, method: str) -> int:
+    """The line of `def method` in class `cls`."""
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"class {cls}("))
+    return next(i for i in range(start, len(lines)) if lines[i].strip().startswith(f"def {method}(")) + 1
