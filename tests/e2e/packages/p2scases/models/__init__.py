@@ -1,0 +1,1 @@
+"""Models applying the PyLayers of p2scases.ops, one case per module."""
