@@ -430,15 +430,27 @@ static void find__pop_frame(Finder *f, Frames *frames)
     frames->size--;
 }
 
-/* An expression (most of a file's nodes) binds no name that matters, so the walk goes round
- * one whose text holds no "apply": there is no `.apply` site in it to find. A walrus inside
- * is then not seen; it cannot make a class a PyLayer. */
-static bool find__skips(const Finder *f, const Frame *frame)
+static bool find__text_has(const Finder *f, TSNode node, const char *word)
 {
-    if (frame->kind != KIND_EXPRESSION)
-        return false;
-    uint32_t start = ts_node_start_byte(frame->node), end = ts_node_end_byte(frame->node);
-    return memmem(f->src->bytes + start, end - start, "apply", 5) == NULL;
+    uint32_t start = ts_node_start_byte(node), end = ts_node_end_byte(node);
+    return memmem(f->src->bytes + start, end - start, word, strlen(word)) != NULL;
+}
+
+/* Subtrees the walk goes round, because nothing in them can matter:
+ * - an expression (most of a file's nodes) whose text holds no "apply": it binds no name that
+ *   matters and holds no `.apply` site (a walrus inside is not seen; it cannot make a class a
+ *   PyLayer);
+ * - a function body with neither "apply" nor "class" in it: its names are its own, and only a
+ *   `.apply` site or a class (a PyLayer made in a function) in it could make them matter. */
+static bool find__skips(const Finder *f, const Frames *frames)
+{
+    const Frame *frame = find__frame(frames, 0);
+    if (frame->kind == KIND_EXPRESSION)
+        return !find__text_has(f, frame->node, "apply");
+    const Frame *parent = find__frame(frames, 1);
+    if (frame->kind == KIND_BLOCK && parent && parent->kind == KIND_FUNCTION)
+        return !find__text_has(f, frame->node, "apply") && !find__text_has(f, frame->node, "class");
+    return false;
 }
 
 static void find__walk(Finder *f, TSNode root)
@@ -450,7 +462,7 @@ static void find__walk(Finder *f, TSNode root)
     find__push_frame(&frames, root, &kinds);
     find__enter(f, &frames);
     for (;;) {
-        if (!find__skips(f, array_back(&frames)) && ts_tree_cursor_goto_first_child(&cursor)) {
+        if (!find__skips(f, &frames) && ts_tree_cursor_goto_first_child(&cursor)) {
             find__push_frame(&frames, ts_tree_cursor_current_node(&cursor), &kinds);
             find__enter(f, &frames);
             continue;
