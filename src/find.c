@@ -16,6 +16,7 @@
 
 #define FIND_ALIAS_DEPTH 8
 #define FIND_NO_SCOPE SIZE_MAX
+#define FIND_NONE SIZE_MAX
 #define FIND_MARKER "# pylayer2static "
 
 typedef enum { SCOPE_MODULE, SCOPE_CLASS, SCOPE_FUNCTION } ScopeKind;
@@ -23,6 +24,7 @@ typedef enum { BIND_MODULE, BIND_CLASS, BIND_ALIAS, BIND_OTHER } BindKind;
 
 typedef struct {
     P2sSpan name;
+    size_t previous;       /* the scope's binding of the same name before this one, or FIND_NONE */
     size_t position;       /* the name is bound once execution passes this offset */
     BindKind kind;
     char *target;          /* BIND_MODULE: the qualified name it stands for */
@@ -36,6 +38,8 @@ typedef struct {
     size_t parent;
     size_t class_index;    /* SCOPE_CLASS */
     Array(Binding) bindings;
+    P2sNameSet last;       /* name -> its last binding, whose `previous` chain has the others */
+    Array(size_t) names;   /* the first binding of each name, in source order */
 } Scope;
 
 typedef struct {
@@ -101,12 +105,27 @@ static size_t find__new_scope(Finder *f, ScopeKind kind, TSNode owner, size_t pa
 
 static void find__bind(Finder *f, size_t scope, TSNode name, size_t position, BindKind kind)
 {
+    Scope *sc = &f->scopes.contents[scope];
     Binding b = {0};
     b.name = p2s_node_span(name);
     b.position = position;
     b.kind = kind;
     b.class_index = SIZE_MAX;
-    array_push(&f->scopes.contents[scope].bindings, b);
+    const char *text = f->src->bytes + b.name.start;
+    size_t len = b.name.end - b.name.start, index = sc->bindings.size;
+    if (!p2s_nameset_get(&sc->last, text, len, &b.previous)) {
+        b.previous = FIND_NONE;
+        array_push(&sc->names, index);
+    }
+    p2s_nameset_put(&sc->last, text, len, index);
+    array_push(&sc->bindings, b);
+}
+
+/* The last binding of name in a scope (FIND_NONE if none); follow `previous` for the others. */
+static size_t find__last_binding(const Finder *f, const Scope *sc, P2sSpan name)
+{
+    size_t index;
+    return p2s_nameset_get(&sc->last, f->src->bytes + name.start, name.end - name.start, &index) ? index : FIND_NONE;
 }
 
 static void find__bind_module(Finder *f, size_t scope, TSNode name, size_t position,
@@ -563,13 +582,11 @@ static Meaning find__lookup(const Finder *f, P2sSpan name, size_t scope, size_t 
         size_t count = 0;
         Meaning agreed = none;
         bool agree = true;
-        for (size_t i = 0; i < sc->bindings.size; i++) {
+        for (size_t i = find__last_binding(f, sc, name); i != FIND_NONE; i = sc->bindings.contents[i].previous) {
             const Binding *b = &sc->bindings.contents[i];
-            if (!find__span_eq(f, b->name, name))
-                continue;
             count++;
             if (!every_binding) {
-                if (b->position <= position)
+                if (!last && b->position <= position)
                     last = b;
                 continue;
             }
@@ -623,16 +640,12 @@ static Meaning find__resolve(const Finder *f, TSNode expr, size_t scope, size_t 
     }
     if (m.kind == MEANING_CLASS) {
         /* Outer.Inner: a class bound in Outer's body. */
-        const Scope *body = &f->scopes.contents[f->class_scope.contents[m.class_index]];
-        Meaning inner = none;
-        for (size_t i = 0; i < body->bindings.size; i++) {
-            const Binding *b = &body->bindings.contents[i];
-            if (!find__span_eq(f, b->name, a))
-                continue;
-            find__meaning_release(&inner);
-            inner = find__binding_meaning(f, b, f->class_scope.contents[m.class_index], depth);
-        }
-        return inner;
+        size_t scope_index = f->class_scope.contents[m.class_index];
+        const Scope *body = &f->scopes.contents[scope_index];
+        size_t last = find__last_binding(f, body, a);
+        if (last == FIND_NONE)
+            return none;
+        return find__binding_meaning(f, &body->bindings.contents[last], scope_index, depth);
     }
     return none;
 }
@@ -737,11 +750,8 @@ static TSNode find__inherited_method(const Finder *f, size_t index, const char *
 static bool find__bound_once_at_module(const Finder *f, P2sSpan name)
 {
     const Scope *module = &f->scopes.contents[0];
-    size_t count = 0;
-    for (size_t i = 0; i < module->bindings.size; i++)
-        if (find__span_eq(f, module->bindings.contents[i].name, name))
-            count++;
-    return count == 1;
+    size_t last = find__last_binding(f, module, name);
+    return last != FIND_NONE && module->bindings.contents[last].previous == FIND_NONE;
 }
 
 /* A parameter name that would shadow what the builder needs (the class, the runtime). */
@@ -932,20 +942,15 @@ static bool find__has_marker(const P2sSource *src)
 static void find__exports(Finder *f)
 {
     const Scope *module = &f->scopes.contents[0];
-    P2sNameSet seen;
-    p2s_nameset_init(&seen);
-    for (size_t i = 0; i < module->bindings.size; i++) {
-        P2sSpan name = module->bindings.contents[i].name;
+    for (size_t i = 0; i < module->names.size; i++) {
+        P2sSpan name = module->bindings.contents[module->names.contents[i]].name;
         const char *text = f->src->bytes + name.start;
-        if (!p2s_nameset_add(&seen, text, name.end - name.start))
-            continue;
         Meaning m = find__lookup(f, name, 0, f->src->len, 0);
         if ((m.kind == MEANING_CLASS && f->out->classes.contents[m.class_index].is_pylayer) ||
             find__is_external(f, &m))
             array_push(&f->out->exports, p2s_strndup(text, name.end - name.start));
         find__meaning_release(&m);
     }
-    p2s_nameset_release(&seen);
 }
 
 void p2s_find(const P2sSource *src, TSTree *tree, const P2sRules *rules, const P2sModule *module,
@@ -979,6 +984,8 @@ void p2s_find(const P2sSource *src, TSTree *tree, const P2sRules *rules, const P
         for (size_t k = 0; k < s->bindings.size; k++)
             p2s_free(s->bindings.contents[k].target);
         array_delete(&s->bindings);
+        p2s_nameset_release(&s->last);
+        array_delete(&s->names);
     }
     array_delete(&f.scopes);
     array_delete(&f.stack);
