@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "nameset.h"
 #include "parse.h"
 #include "strbuf.h"
 #include "suppress.h"
@@ -35,6 +36,9 @@ typedef struct {
     const P2sFindings *found;
     const P2sRules *rules;
     P2sDiagSink *sink;
+    P2sNameSet by_qualname, by_name;   /* the file's classes: first index of each spelling */
+    Array(unsigned char) subclassed;   /* per class: a class of the file derives from it */
+    Array(unsigned char) applied;      /* per class: a `.apply` of the file names it */
     Array(Emitted) emitted;      /* (code, span) already reported: shared bases are seen twice */
 } Checker;
 
@@ -245,20 +249,16 @@ static const P2sPyLayerClass *check__class(const Checker *ck, size_t index)
     return &ck->found->classes.contents[index];
 }
 
-/* The local class a base expression names (by its qualified or simple name), or SIZE_MAX. */
+/* The local class a base expression names (by its qualified or simple name), or SIZE_MAX:
+ * the first class of the file spelled so. */
 static size_t check__local_class(const Checker *ck, TSNode base)
 {
     base = check__unparen(base);
     uint32_t start = ts_node_start_byte(base), end = ts_node_end_byte(base);
-    for (size_t i = 0; i < ck->found->classes.size; i++) {
-        const P2sPyLayerClass *c = check__class(ck, i);
-        if ((c->qualname && strlen(c->qualname) == end - start &&
-             memcmp(c->qualname, ck->src->bytes + start, end - start) == 0) ||
-            (c->name.end - c->name.start == end - start &&
-             memcmp(ck->src->bytes + c->name.start, ck->src->bytes + start, end - start) == 0))
-            return i;
-    }
-    return SIZE_MAX;
+    size_t by_qualname = SIZE_MAX, by_name = SIZE_MAX;
+    p2s_nameset_get(&ck->by_qualname, ck->src->bytes + start, end - start, &by_qualname);
+    p2s_nameset_get(&ck->by_name, ck->src->bytes + start, end - start, &by_name);
+    return by_qualname < by_name ? by_qualname : by_name;
 }
 
 /* A base spelled like one of the rules' PyLayer bases (`PyLayer`, `paddle.autograd.PyLayer`). */
@@ -332,22 +332,40 @@ static bool check__body_binds(const Checker *ck, size_t index, const char *name,
 
 static bool check__is_subclassed(const Checker *ck, size_t index)
 {
-    for (size_t i = 0; i < ck->found->classes.size; i++) {
-        TSNode bases = p2s_child(check__class(ck, i)->node, P2S_FIELD_SUPERCLASSES);
-        uint32_t n = ts_node_is_null(bases) ? 0 : ts_node_named_child_count(bases);
-        for (uint32_t k = 0; k < n; k++)
-            if (i != index && check__local_class(ck, ts_node_named_child(bases, k)) == index)
-                return true;
-    }
-    return false;
+    return ck->subclassed.contents[index];
 }
 
 static bool check__is_applied(const Checker *ck, size_t index)
 {
-    for (size_t i = 0; i < ck->found->sites.size; i++)
-        if (ck->found->sites.contents[i].class_index == index)
-            return true;
-    return false;
+    return ck->applied.contents[index];
+}
+
+/* The per-class facts the checks ask for again and again, computed once per file. */
+static void check__index_classes(Checker *ck)
+{
+    const P2sFindings *found = ck->found;
+    for (size_t i = 0; i < found->classes.size; i++) {
+        const P2sPyLayerClass *c = check__class(ck, i);
+        if (c->qualname && !p2s_nameset_contains(&ck->by_qualname, c->qualname, strlen(c->qualname)))
+            p2s_nameset_put(&ck->by_qualname, c->qualname, strlen(c->qualname), i);
+        const char *name = ck->src->bytes + c->name.start;
+        if (!p2s_nameset_contains(&ck->by_name, name, c->name.end - c->name.start))
+            p2s_nameset_put(&ck->by_name, name, c->name.end - c->name.start, i);
+        array_push(&ck->subclassed, (unsigned char)0);
+        array_push(&ck->applied, (unsigned char)0);
+    }
+    for (size_t i = 0; i < found->classes.size; i++) {
+        TSNode bases = p2s_child(check__class(ck, i)->node, P2S_FIELD_SUPERCLASSES);
+        uint32_t n = ts_node_is_null(bases) ? 0 : ts_node_named_child_count(bases);
+        for (uint32_t k = 0; k < n; k++) {
+            size_t base = check__local_class(ck, ts_node_named_child(bases, k));
+            if (base != SIZE_MAX && base != i)
+                ck->subclassed.contents[base] = 1;
+        }
+    }
+    for (size_t i = 0; i < found->sites.size; i++)
+        if (found->sites.contents[i].class_index < found->classes.size)
+            ck->applied.contents[found->sites.contents[i].class_index] = 1;
 }
 
 static void check__class_name(const Checker *ck, size_t index, P2sStrbuf *out)
@@ -1034,7 +1052,13 @@ size_t p2s_check(const P2sSource *src, const P2sFindings *found,
 {
     P2sDiagSink local;
     p2s_diag_sink_init(&local);
-    Checker ck = {src, found, rules, &local, {0}};
+    Checker ck;
+    memset(&ck, 0, sizeof ck);
+    ck.src = src;
+    ck.found = found;
+    ck.rules = rules;
+    ck.sink = &local;
+    check__index_classes(&ck);
     for (size_t i = 0; i < found->classes.size; i++)
         if (found->classes.contents[i].is_pylayer)
             check__pylayer(&ck, i);
@@ -1055,5 +1079,9 @@ size_t p2s_check(const P2sSource *src, const P2sFindings *found,
     }
     array_delete(&local.items);
     array_delete(&ck.emitted);
+    array_delete(&ck.subclassed);
+    array_delete(&ck.applied);
+    p2s_nameset_release(&ck.by_qualname);
+    p2s_nameset_release(&ck.by_name);
     return errors;
 }
