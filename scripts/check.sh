@@ -1,12 +1,27 @@
 #!/bin/sh
 # check.sh BIN UNIT_BIN... — every suite of `make check`, then one combined line
 # `N passed, N failed`. Exits non-zero if any suite failed or ran nothing.
+# After the plain suites come the reliability ones (docs/RELIABILITY.md): unit, golden and CLI
+# again against the ASan+UBSan build (build/sanitize, made by mk/reliability.mk), the CLI suite
+# under valgrind memcheck, the fuzz corpus and regression replay, and tests/reliability.
 set -u
 bin=$1
 shift
 root=$(cd "$(dirname "$0")/.." && pwd)
 total_passed=0 total_failed=0
 started=$(date +%s)
+
+renamed() {  # renamed NEW OLD COMMAND...: runs a suite, its `OLD:` result line renamed to NEW
+    new=$1 old=$2
+    shift 2
+    "$@" 2>&1 | sed "s/^$old: \([0-9]* passed, [0-9]* failed\)/$new: \1/"
+}
+
+timed() {  # timed COMMAND...: runs it and prints how long it took
+    t0=$(date +%s)
+    "$@"
+    echo "check: $1 $2 took $(( $(date +%s) - t0 ))s"
+}
 
 suite() {  # suite NAME COMMAND...: runs it, adds its `NAME: N passed, N failed` line
     name=$1
@@ -32,6 +47,24 @@ suite golden sh "$root/tests/golden/run.sh" "$bin"
 suite cli sh "$root/tests/cli/run.sh" "$bin"
 suite clean sh "$root/tests/check_clean/run.sh" "$bin"
 suite e2e sh "$root/tests/e2e/run.sh" "$bin"
+
+san="$root/build/sanitize"
+san_units=""
+for t in "$@"; do
+    san_units="$san_units $san/tests/$(basename "$t")"
+done
+if [ -x "$san/pylayer2static" ]; then
+    # shellcheck disable=SC2086
+    timed suite unit-asan renamed unit-asan unit sh "$root/tests/run_unit.sh" $san_units
+    timed suite golden-asan renamed golden-asan golden sh "$root/tests/golden/run.sh" "$san/pylayer2static"
+    timed suite cli-asan renamed cli-asan cli sh "$root/tests/cli/run.sh" "$san/pylayer2static"
+    timed suite fuzz-replay sh "$root/tests/fuzz/replay.sh" "$san/fuzz/fuzz_replay"
+else
+    echo "check: no sanitizer build in $san (make sanitize-build); its suites count as failed"
+    total_failed=$((total_failed + 4))
+fi
+timed suite cli-valgrind sh "$root/tests/reliability/valgrind_cli.sh" "$bin"
+timed suite reliability sh "$root/tests/reliability/run.sh" "$bin"
 
 echo "check: finished in $(( $(date +%s) - started ))s"
 echo "$total_passed passed, $total_failed failed"
