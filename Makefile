@@ -32,7 +32,7 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 
 .DELETE_ON_ERROR:
-.PHONY: all deps venv check unit golden cli e2e demo bench fuzz install clean
+.PHONY: all deps venv check unit golden cli e2e demo bench bench-doc install clean
 
 all: $(BIN)
 
@@ -95,6 +95,15 @@ check: $(BIN) $(UNIT_BIN) venv
 
 demo: $(BIN) venv
 	sh scripts/demo.sh $(BIN)
+
+# Benchmarks: not part of check. bench prints; bench-doc rewrites docs/PERFORMANCE.md's figures.
+bench: $(BIN) venv
+	$(PYTHON) tests/bench/run.py $(BIN)
+	sh tests/bench/models.sh
+bench-doc: $(BIN) venv
+	$(PYTHON) tests/bench/run.py $(BIN) --write build/bench/tool.md
+	sh tests/bench/models.sh build/bench/models.md
+	$(PYTHON) tests/bench/write_doc.py build/bench/tool.md build/bench/models.md docs/PERFORMANCE.md
 
 install: $(BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin

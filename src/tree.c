@@ -8,6 +8,7 @@
 #include "tree.h"
 
 #include <dirent.h>
+#include <stdatomic.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,9 +31,13 @@ typedef struct {
     P2sTranspileStatus status;
     char *module;
     bool is_package;
-    bool parked;                /* no PyLayer, no apply site: tree dropped, output is the input */
+    bool parked;                /* tree dropped: kept are the misses and exports below */
+    bool rewrites;              /* has PyLayers or apply sites: parked only for memory, parsed
+                                   again when it is finished */
+    bool kept;                  /* its tree counts against the budget */
     P2sNameSet misses;          /* parked: what resolution still needs of the findings */
     P2sStrings exports;
+    P2sStrings depends;         /* other modules' PyLayers it uses, kept for --depfile */
     P2sDiagSink io;             /* walk and read errors, and non-Python copies */
 } Entry;
 
@@ -46,6 +51,7 @@ typedef struct {
     P2sNameSet external;
     struct stat out_stat;
     bool out_exists;
+    atomic_size_t kept_bytes;   /* source bytes of the modules whose trees are kept */
     P2sOutputBatch batch;
     bool input_error, io_error, internal_error, stale;
 } Tree;
@@ -234,18 +240,41 @@ static void tree__unpark(Entry *e)
     e->parked = false;
 }
 
-/* A module that needs no rewrite keeps only its imports and exports, not its tree. */
-static void tree__park_if_idle(Entry *e)
+/* Drops a module's tree and findings, keeping what --depfile needs of them. */
+static void tree__drop_tree(Entry *e)
+{
+    tree__free_strings(e->depends.contents, e->depends.size);
+    array_delete(&e->depends);
+    e->depends = e->unit.found.externals_used;
+    memset(&e->unit.found.externals_used, 0, sizeof e->unit.found.externals_used);
+    p2s_unit_drop_tree(&e->unit);
+}
+
+/* Trees are kept between finding and finishing for at most this much source: tree-sitter's
+ * trees take some 30 bytes per source byte, and a tree's peak memory must stay near its
+ * largest file, not its sum. A module past the budget is parsed again when it is finished. */
+#define TREE_KEPT_BUDGET ((size_t)512 << 10)
+
+/* Keeps a module's tree when it will be rewritten and the budget allows; otherwise keeps only
+ * what resolution needs of its findings (misses and exports). */
+static void tree__park_or_keep(Tree *t, Entry *e)
 {
     P2sFindings *found = &e->unit.found;
-    if (found->pylayer_count > 0 || found->sites.size > 0)
+    e->rewrites = found->pylayer_count > 0 || found->sites.size > 0;
+    if (e->rewrites && !e->kept) {
+        size_t before = atomic_fetch_add(&t->kept_bytes, e->src.len);
+        e->kept = before + e->src.len <= TREE_KEPT_BUDGET;
+        if (!e->kept)
+            atomic_fetch_sub(&t->kept_bytes, e->src.len);
+    }
+    if (e->rewrites && e->kept)
         return;
     tree__unpark(e);
     e->misses = found->misses;
     e->exports = found->exports;
     memset(&found->misses, 0, sizeof found->misses);
     memset(&found->exports, 0, sizeof found->exports);
-    p2s_unit_drop_tree(&e->unit);
+    tree__drop_tree(e);
     e->parked = true;
 }
 
@@ -253,7 +282,16 @@ static void tree__find(Tree *t, Entry *e)
 {
     P2sModule m = tree__module(t, e);
     p2s_unit_find(&e->unit, t->rules, &m);
-    tree__park_if_idle(e);
+    tree__park_or_keep(t, e);
+}
+
+/* Parses and finds a parked module again. */
+static void tree__unpark_and_find(Tree *t, Entry *e)
+{
+    tree__unpark(e);
+    e->status = p2s_unit_parse(&e->unit);
+    if (e->status == P2S_TRANSPILE_OK)
+        tree__find(t, e);
 }
 
 static void tree__analyze_one(void *ctx, size_t i)
@@ -268,7 +306,7 @@ static void tree__analyze_one(void *ctx, size_t i)
         p2s_unit_init(&e->unit, &e->src);
         e->status = p2s_unit_parse(&e->unit);
         if (e->status == P2S_TRANSPILE_OK && t->opts->parse_only)
-            p2s_unit_drop_tree(&e->unit);
+            tree__drop_tree(e);
         else if (e->status == P2S_TRANSPILE_OK)
             tree__find(t, e);
     }
@@ -317,10 +355,7 @@ static void tree__resolve_across_modules(Tree *t)
             if (!e->read_ok || e->status != P2S_TRANSPILE_OK)
                 continue;
             if (e->parked && tree__missed_any(&e->misses, &fresh)) {
-                tree__unpark(e);
-                e->status = p2s_unit_parse(&e->unit);
-                if (e->status == P2S_TRANSPILE_OK)
-                    tree__find(t, e);
+                tree__unpark_and_find(t, e);
             } else if (!e->parked && tree__missed_any(&e->unit.found.misses, &fresh)) {
                 tree__find(t, e);
             }
@@ -336,9 +371,17 @@ static void tree__finish_one(void *ctx, size_t i)
 {
     Tree *t = ctx;
     Entry *e = &t->entries.contents[i];
-    if (!e->read_ok || e->status != P2S_TRANSPILE_OK || e->parked || t->opts->parse_only)
+    if (!e->read_ok || e->status != P2S_TRANSPILE_OK || t->opts->parse_only || (e->parked && !e->rewrites))
         return;
+    if (e->parked) {
+        e->kept = true;  /* past the budget: this worker's one tree at a time */
+        tree__unpark_and_find(t, e);
+        if (e->status != P2S_TRANSPILE_OK)
+            return;
+    }
     e->status = p2s_unit_finish(&e->unit, t->rules);
+    if (!t->opts->list)
+        tree__drop_tree(e);  /* the output is made; only --list reads the findings */
 }
 
 static int tree__mkdirs(const char *path, P2sStrbuf *err)
@@ -413,7 +456,7 @@ static void tree__report_and_deliver(Tree *t, P2sReport *report)
                 t->internal_error = true;
             else if (opts->list)
                 p2s_deliver_list(display, &e->src, &e->unit.found, out);
-            else if (!writes_nothing && (e->parked || opts->parse_only))
+            else if (!writes_nothing && ((e->parked && !e->rewrites) || opts->parse_only))
                 tree__deliver(t, opts, e, e->src.bytes, e->src.len, &e->src, out);
             else if (!writes_nothing)
                 tree__deliver(t, opts, e, e->unit.out.buf, e->unit.out.len, &e->src, out);
@@ -460,8 +503,9 @@ static const Entry *tree__entry_of_module(const Tree *t, const char *module, siz
 /* The modules an entry's PyLayers come from, transitively (a re-export depends on its source). */
 static void tree__dependencies(const Tree *t, const Entry *e, P2sNameSet *seen, P2sStrbuf *line)
 {
-    for (size_t k = 0; k < e->unit.found.externals_used.size; k++) {
-        const char *q = e->unit.found.externals_used.contents[k];
+    const P2sStrings *used = e->unit.tree ? &e->unit.found.externals_used : &e->depends;
+    for (size_t k = 0; k < used->size; k++) {
+        const char *q = used->contents[k];
         const char *dot = strrchr(q, '.');
         const Entry *dep = tree__entry_of_module(t, q, dot ? (size_t)(dot - q) : 0);
         if (!dep || dep == e || !p2s_nameset_add(seen, dep->rel, strlen(dep->rel)))
@@ -523,6 +567,8 @@ static void tree__release(Tree *t)
         }
         p2s_diag_sink_release(&e->io);
         tree__unpark(e);
+        tree__free_strings(e->depends.contents, e->depends.size);
+        array_delete(&e->depends);
         p2s_free(e->rel);
         p2s_free(e->module);
     }
