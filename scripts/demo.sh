@@ -10,4 +10,5 @@ trap 'rm -rf "$out"' EXIT
 echo "transpiled samples/cus_tanh_full.py -> $out/cus_tanh_full.py; what changed:"
 diff -u "$root/samples/cus_tanh_full.py" "$out/cus_tanh_full.py" | sed -n '3,200p' || true
 echo
-"$root/.venv/bin/python" "$root/samples/demo.py" "$root/samples/cus_tanh_full.py" "$out/cus_tanh_full.py"
+# Paddle's C++ log lines and its internal UserWarnings would bury the table.
+GLOG_minloglevel=2 PYTHONWARNINGS=ignore::UserWarning "$root/.venv/bin/python" "$root/samples/demo.py" "$root/samples/cus_tanh_full.py" "$out/cus_tanh_full.py"
