@@ -39,7 +39,8 @@ COMMAND = "tests/e2e/support_matrix.py"
 
 # Issue 5's items, for the row labels (a case not listed goes under "other").
 ITEMS = {
-    "1 arguments": ["request_full", "keyword_order", "keyword_swap", "nontensor_args", "varargs_kwargs", "list_input"],
+    "1 arguments": ["request_full", "keyword_order", "keyword_swap", "nontensor_args", "varargs_kwargs",
+                    "list_input", "tuple_input"],
     "2 outputs": ["multi_outputs", "nested_outputs", "unused_outputs"],
     "3 gradients": ["none_grad_stop_gradient", "ctx_flags", "double_backward"],
     "4 context": ["saved_tensors", "tensor_attr"],
