@@ -4,14 +4,19 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "diff.h"
 #include "parse.h"
 
-/* Reads dest; 1 when it exists, 0 when it does not, -1 on another error (reason in err). */
+/* Reads dest; 1 when it exists, 0 when it does not or is no regular file (a device or FIFO
+ * is written to, never read back: that could block), -1 on another error (reason in err). */
 static int deliver__read_existing(const char *dest, P2sStrbuf *content, P2sStrbuf *err)
 {
+    struct stat st;
+    if (stat(dest, &st) == 0 && !S_ISREG(st.st_mode))
+        return 0;
     int fd = open(dest, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         if (errno == ENOENT)

@@ -201,6 +201,12 @@ static int main__run_file(const P2sOptions *opts, const P2sRules *rules, P2sRepo
     p2s_unit_init(&unit, &src);
     int code = P2S_EXIT_OK;
 
+    struct stat st;
+    if (opts->in_place && (stat(opts->input, &st) != 0 || !S_ISREG(st.st_mode))) {
+        main__message("--in-place needs a regular file; '%s' is not one", opts->input);
+        code = P2S_EXIT_USAGE;
+        goto done;
+    }
     if (!opts->in_place && dest && strcmp(dest, "-") != 0 && !from_stdin && main__same_file(opts->input, dest)) {
         main__message("output '%s' is the input; use --in-place to rewrite it", dest);
         code = P2S_EXIT_USAGE;
@@ -231,6 +237,9 @@ static int main__run_file(const P2sOptions *opts, const P2sRules *rules, P2sRepo
     }
     if (opts->lint)
         goto done;
+    /* Freeing a tree allocates (tree-sitter's release stack): done before the output is
+     * committed, so no allocation can fail after it. */
+    p2s_unit_drop_tree(&unit);
     switch (p2s_deliver(opts, dest, &src, unit.out.buf, unit.out.len, stdout, NULL, &err)) {
     case P2S_DELIVER_DONE:
         break;

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -33,21 +34,87 @@ static void output__dirname(const char *path, P2sStrbuf *dir)
         p2s_strbuf_add(dir, path, (size_t)(slash - path));
 }
 
-/* Syncs the directory of path: fsync of the directory (one file) or of its whole filesystem
- * (a batch). Failure is reported: a rename that may not survive a crash is not "written". */
-static int output__sync_dir_of(const char *path, int whole_filesystem)
+/* Opens path's directory, for syncing it after the rename: opened before the commit, so that
+ * nothing after the commit can fail for want of memory. -1 when it cannot be opened. */
+static int output__open_dir_of(const char *path)
 {
     P2sStrbuf dir;
     p2s_strbuf_init(&dir);
     output__dirname(path, &dir);
     int fd = open(dir.buf, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    int rc = -1;
-    if (fd >= 0) {
-        rc = whole_filesystem ? p2s_io_syncfs(fd) : p2s_io_fsync(fd);
-        close(fd);
-    }
     p2s_strbuf_release(&dir);
-    return rc;
+    return fd;
+}
+
+/* What is at the destination decides how it is written. */
+typedef enum { OUTPUT_REPLACE, OUTPUT_DIRECT, OUTPUT_REFUSE } OutputWay;
+
+static OutputWay output__refuse_directory(const char *path, P2sStrbuf *err)
+{
+    p2s_strbuf_addf(err, "cannot write '%s': it is a directory", path);
+    return OUTPUT_REFUSE;
+}
+
+/* A symlink to nothing yet: the file it names is created, as a shell's `>` would. */
+static OutputWay output__dangling_target(const char *path, char **target, P2sStrbuf *err)
+{
+    char link[4096];
+    ssize_t n = readlink(path, link, sizeof link - 1);
+    if (n < 0) {
+        p2s_strbuf_addf(err, "cannot follow the symlink '%s': %s", path, strerror(errno));
+        return OUTPUT_REFUSE;
+    }
+    link[n] = '\0';
+    P2sStrbuf full;
+    p2s_strbuf_init(&full);
+    const char *slash = strrchr(path, '/');
+    if (link[0] != '/' && slash)
+        p2s_strbuf_add(&full, path, (size_t)(slash - path) + 1);
+    p2s_strbuf_adds(&full, link);
+    *target = p2s_strbuf_detach(&full, NULL);
+    return OUTPUT_REPLACE;
+}
+
+/* A regular file (or nothing yet) is replaced through a temp file and a rename; a device, FIFO
+ * or socket is written straight into (renaming over /dev/null would destroy it); a symlink
+ * is followed, so the rename happens beside its target; a directory is refused. *target is
+ * the path to write (caller frees). */
+static OutputWay output__way(const char *path, char **target, P2sStrbuf *err)
+{
+    struct stat st;
+    *target = NULL;
+    if (lstat(path, &st) != 0)
+        return OUTPUT_REPLACE;
+    if (S_ISLNK(st.st_mode)) {
+        if (stat(path, &st) != 0)
+            return output__dangling_target(path, target, err);
+        if (!S_ISREG(st.st_mode))
+            return S_ISDIR(st.st_mode) ? output__refuse_directory(path, err) : OUTPUT_DIRECT;
+        char *resolved = realpath(path, NULL);
+        if (!resolved) {
+            p2s_strbuf_addf(err, "cannot follow the symlink '%s': %s", path, strerror(errno));
+            return OUTPUT_REFUSE;
+        }
+        *target = p2s_strdup(resolved);
+        free(resolved);  /* from realpath */
+        return OUTPUT_REPLACE;
+    }
+    if (S_ISDIR(st.st_mode))
+        return output__refuse_directory(path, err);
+    return S_ISREG(st.st_mode) ? OUTPUT_REPLACE : OUTPUT_DIRECT;
+}
+
+static int output__write_direct(const char *path, const char *bytes, size_t len, P2sStrbuf *err)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || p2s_io_write_all(fd, bytes, len) < 0) {
+        p2s_strbuf_addf(err, "cannot write '%s': %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    close(fd);
+    return 0;
 }
 
 /* Writes bytes to a new temp file beside path (fsynced when `sync`). Returns 0 with the temp
@@ -103,19 +170,40 @@ static int output__commit(const char *temp, const char *path, int slot, P2sStrbu
     return rc;
 }
 
-int p2s_output_write_file(const char *path, const char *bytes, size_t len, P2sStrbuf *err)
+static int output__replace(const char *path, const char *bytes, size_t len, P2sStrbuf *err)
 {
     P2sStrbuf temp;
     p2s_strbuf_init(&temp);
     int slot;
+    int dir = output__open_dir_of(path);
     int rc = output__write_temp(path, bytes, len, 1, &temp, &slot, err);
     if (rc == 0)
         rc = output__commit(temp.buf, path, slot, err);
-    if (rc == 0 && output__sync_dir_of(path, 0) < 0) {
+    if (rc == 0 && (dir < 0 || p2s_io_fsync(dir) < 0)) {
         p2s_strbuf_addf(err, "cannot sync the directory of '%s': %s", path, strerror(errno));
         rc = -1;
     }
+    if (dir >= 0)
+        close(dir);
     p2s_strbuf_release(&temp);
+    return rc;
+}
+
+int p2s_output_write_file(const char *path, const char *bytes, size_t len, P2sStrbuf *err)
+{
+    char *target;
+    int rc = -1;
+    switch (output__way(path, &target, err)) {
+    case OUTPUT_REPLACE:
+        rc = output__replace(target ? target : path, bytes, len, err);
+        break;
+    case OUTPUT_DIRECT:
+        rc = output__write_direct(target ? target : path, bytes, len, err);
+        break;
+    case OUTPUT_REFUSE:
+        break;
+    }
+    p2s_free(target);
     return rc;
 }
 
@@ -138,17 +226,25 @@ int p2s_output_batch_write(P2sOutputBatch *self, const char *path, const char *b
 {
     if (self->pending.size >= OUTPUT_BATCH_MAX && p2s_output_batch_flush(self, err) < 0)
         return -1;
-    P2sStrbuf temp;
-    p2s_strbuf_init(&temp);
-    P2sPendingOutput p = {0};
-    if (output__write_temp(path, bytes, len, 0, &temp, &p.slot, err) < 0) {
+    char *target;
+    OutputWay way = output__way(path, &target, err);
+    int rc = -1;
+    if (way == OUTPUT_DIRECT) {
+        rc = output__write_direct(target ? target : path, bytes, len, err);
+    } else if (way == OUTPUT_REPLACE) {
+        P2sStrbuf temp;
+        p2s_strbuf_init(&temp);
+        P2sPendingOutput p = {0};
+        rc = output__write_temp(target ? target : path, bytes, len, 0, &temp, &p.slot, err);
+        if (rc == 0) {
+            p.temp = p2s_strbuf_detach(&temp, NULL);
+            p.dest = p2s_strdup(target ? target : path);
+            array_push(&self->pending, p);
+        }
         p2s_strbuf_release(&temp);
-        return -1;
     }
-    p.temp = p2s_strbuf_detach(&temp, NULL);
-    p.dest = p2s_strdup(path);
-    array_push(&self->pending, p);
-    return 0;
+    p2s_free(target);
+    return rc;
 }
 
 static void output__pending_free(P2sPendingOutput *p)
@@ -163,8 +259,11 @@ int p2s_output_batch_flush(P2sOutputBatch *self, P2sStrbuf *err)
     if (self->pending.size == 0)
         return 0;
     /* One sync makes every temp file's data durable before any rename exposes it. */
-    if (output__sync_dir_of(self->pending.contents[0].dest, 1) < 0) {
+    int dir = output__open_dir_of(self->pending.contents[0].dest);
+    if (dir < 0 || p2s_io_syncfs(dir) < 0) {
         p2s_strbuf_addf(err, "cannot sync the output: %s", strerror(errno));
+        if (dir >= 0)
+            close(dir);
         p2s_output_batch_release(self);
         return -1;
     }
@@ -176,10 +275,11 @@ int p2s_output_batch_flush(P2sOutputBatch *self, P2sStrbuf *err)
         }
     }
     /* And one more makes the renames durable. */
-    if (output__sync_dir_of(self->pending.contents[0].dest, 1) < 0 && rc == 0) {
+    if (p2s_io_syncfs(dir) < 0 && rc == 0) {
         p2s_strbuf_addf(err, "cannot sync the output: %s", strerror(errno));
         rc = -1;
     }
+    close(dir);
     for (size_t i = 0; i < self->pending.size; i++)
         output__pending_free(&self->pending.contents[i]);
     self->pending.size = 0;

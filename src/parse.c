@@ -92,6 +92,67 @@ done:
     return found;
 }
 
+#define PARSE_INDENT_LIMIT 256  /* the scanner stores each indentation width in one byte */
+
+size_t p2s_parse_lone_cr(const P2sSource *src)
+{
+    for (const char *cr = src->bytes; (cr = memchr(cr, '\r', src->len - (size_t)(cr - src->bytes))); cr++)
+        if ((size_t)(cr - src->bytes) + 1 >= src->len || cr[1] != '\n')
+            return (size_t)(cr - src->bytes);
+    return SIZE_MAX;
+}
+
+/* The first line whose indentation (tabs to the next multiple of 8) reaches the limit. */
+static bool parse__deep_indent(const P2sSource *src, P2sSpan *at, size_t *column)
+{
+    for (size_t line = 1; line <= p2s_source_line_count(src); line++) {
+        P2sSpan text = p2s_source_line_span(src, line);
+        size_t width = 0, i = text.start;
+        for (; i < text.end && (src->bytes[i] == ' ' || src->bytes[i] == '\t'); i++)
+            width = src->bytes[i] == '\t' ? (width / 8 + 1) * 8 : width + 1;
+        if (width >= PARSE_INDENT_LIMIT && i < text.end && src->bytes[i] != '#') {
+            *at = p2s_span(i, i + 1);
+            *column = width;
+            return true;
+        }
+    }
+    return false;
+}
+
+static void parse__drop_from(P2sDiagSink *sink, size_t from)
+{
+    for (size_t i = from; i < sink->items.size; i++) {
+        if (sink->items.contents[i].severity == P2S_ERROR)
+            sink->errors--;
+        p2s_free(sink->items.contents[i].message);
+        p2s_free(sink->items.contents[i].fix);
+    }
+    sink->items.size = from;
+}
+
+bool p2s_parse_explain_limits(const P2sSource *src, P2sDiagSink *sink, size_t from)
+{
+    size_t cr = p2s_parse_lone_cr(src), column;
+    P2sSpan at;
+    if (cr != SIZE_MAX) {
+        parse__drop_from(sink, from);
+        P2sDiag *d = p2s_diag_emitf(sink, P2S_ERROR, "P2S005", p2s_span(cr, cr + 1),
+                                    "this file ends lines with a lone CR (classic Mac OS), which the parser (tree-sitter-python %s) does not read",
+                                    P2S_GRAMMAR_VERSION);
+        p2s_diag_set_fix(d, "convert the line endings to LF or CRLF");
+        return true;
+    }
+    if (parse__deep_indent(src, &at, &column)) {
+        parse__drop_from(sink, from);
+        P2sDiag *d = p2s_diag_emitf(sink, P2S_ERROR, "P2S006", at,
+                                    "indentation reaches column %zu here; the parser (tree-sitter-python %s) cannot track blocks indented %d columns or more",
+                                    column, P2S_GRAMMAR_VERSION, PARSE_INDENT_LIMIT);
+        p2s_diag_set_fix(d, "indent less deeply (for example 4 spaces a level, or move the inner code into functions)");
+        return true;
+    }
+    return false;
+}
+
 TSTree *p2s_parse_incremental(const P2sSource *src, const TSTree *old, P2sDiagSink *sink)
 {
     TSParser *parser = ts_parser_new();

@@ -15,6 +15,12 @@ TSTree *p2s_parse(const P2sSource *src, P2sDiagSink *sink);
 /* Parses src reusing old, a tree of an earlier text already told of the edits (ts_tree_edit):
  * only the edited regions are parsed again. old stays the caller's. */
 TSTree *p2s_parse_incremental(const P2sSource *src, const TSTree *old, P2sDiagSink *sink);
+/* Where tree-sitter-python rejects valid Python, replaces the syntax errors in sink (from
+ * index `from` on) by one plain diagnostic: lone-CR line endings (P2S005), indentation at
+ * column 256 or more, which its scanner cannot track (P2S006). Returns true when it did. */
+bool p2s_parse_explain_limits(const P2sSource *src, P2sDiagSink *sink, size_t from);
+/* The offset of the first lone CR line ending, or SIZE_MAX. */
+size_t p2s_parse_lone_cr(const P2sSource *src);
 /* Adds a P2S001 diagnostic for each ERROR / MISSING node under root; returns how many. */
 size_t p2s_parse_report_errors(const P2sSource *src, TSNode root, P2sDiagSink *sink);
 

@@ -36,9 +36,10 @@ P2sTranspileStatus p2s_unit_parse(P2sUnit *self)
 {
     if (p2s_source_validate(self->src, &self->sink) < 0)
         return P2S_TRANSPILE_INPUT_ERROR;
-    size_t errors_before = self->sink.errors;
+    size_t errors_before = self->sink.errors, diags_before = self->sink.items.size;
     TSTree *tree = p2s_parse(self->src, &self->sink);
     if (self->sink.errors > errors_before) {
+        p2s_parse_explain_limits(self->src, &self->sink, diags_before);
         ts_tree_delete(tree);
         return P2S_TRANSPILE_INPUT_ERROR;
     }
@@ -160,6 +161,13 @@ P2sTranspileStatus p2s_unit_finish(P2sUnit *self, const P2sRules *rules)
     if (p2s_plan_is_empty(&plan)) {
         p2s_strbuf_add(&self->out, self->src->bytes, self->src->len);
         status = P2S_TRANSPILE_OK;
+        goto done;
+    }
+    /* The grammar misreads lone-CR line endings without always failing: such a file is
+     * passed through, but never rewritten from a tree that may be wrong. */
+    if (p2s_parse_lone_cr(self->src) != SIZE_MAX) {
+        p2s_parse_explain_limits(self->src, &self->sink, self->sink.items.size);
+        status = P2S_TRANSPILE_INPUT_ERROR;
         goto done;
     }
     p2s_emit(self->src, &plan, &result);

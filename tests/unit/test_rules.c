@@ -91,7 +91,7 @@ static void test_rules_default_table_holds_every_code(void **state)
     P2sStrbuf err;
     load_defaults(&rules, &err);
     static const char *const codes[] = {
-        "P2S001", "P2S002", "P2S003", "P2S004", "P2S090", "P2S900", "P2S101", "P2S102", "P2S103",
+        "P2S001", "P2S002", "P2S003", "P2S004", "P2S005", "P2S006", "P2S090", "P2S900", "P2S101", "P2S102", "P2S103",
         "P2S104", "P2S105", "P2S106", "P2S107", "P2S108", "P2S109", "P2S110", "P2S111", "P2S112",
         "P2S113", "P2S201", "P2S202", "P2S203", "P2S204", "P2S300",
     };
