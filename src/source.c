@@ -37,6 +37,12 @@ void p2s_source_from_bytes(P2sSource *out, const char *name, const char *bytes, 
     source__adopt(out, name, copy, len);
 }
 
+void p2s_source_view(P2sSource *out, const char *name, const char *bytes, size_t len)
+{
+    source__adopt(out, name, (char *)bytes, len);
+    out->borrowed = true;
+}
+
 int p2s_source_read_fd(P2sSource *out, int fd, const char *name, size_t limit,
                        P2sDiagSink *sink)
 {
@@ -88,7 +94,8 @@ int p2s_source_read_path(P2sSource *out, const char *path, const char *name, siz
 void p2s_source_release(P2sSource *self)
 {
     p2s_free(self->name);
-    p2s_free(self->bytes);
+    if (!self->borrowed)
+        p2s_free(self->bytes);
     array_delete(&self->line_starts);
     memset(self, 0, sizeof *self);
 }

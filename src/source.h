@@ -3,6 +3,7 @@
 #ifndef P2S_SOURCE_H
 #define P2S_SOURCE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "array.h"
@@ -16,6 +17,7 @@ typedef struct {
     char *bytes;                 /* NUL-terminated copy; len excludes the terminator */
     size_t len;
     Array(size_t) line_starts;   /* byte offset of each line; \n, \r\n and lone \r end lines */
+    bool borrowed;               /* bytes belong to someone else (p2s_source_view) */
 } P2sSource;
 
 /* Reads all of fd (at most `limit` bytes). Returns 0, or -1 with an I/O diagnostic in sink;
@@ -27,6 +29,8 @@ int  p2s_source_read_path(P2sSource *out, const char *path, const char *name, si
                           P2sDiagSink *sink);
 /* Copies bytes (for tests and the fuzzer). */
 void p2s_source_from_bytes(P2sSource *out, const char *name, const char *bytes, size_t len);
+/* A source over bytes that stay the caller's (NUL-terminated, alive as long as the view). */
+void p2s_source_view(P2sSource *out, const char *name, const char *bytes, size_t len);
 void p2s_source_release(P2sSource *self);
 
 /* Rejects what is not UTF-8 Python text: NUL bytes (P2S002), invalid UTF-8 (P2S003), a PEP 263

@@ -110,7 +110,7 @@ static int transpile__verify(const P2sUnit *unit, const P2sPlan *plan, const P2s
     const P2sSource *src = unit->src;
     P2sSource out_src;
     P2sDiagSink scratch;
-    p2s_source_from_bytes(&out_src, src->name, output->buf, output->len);
+    p2s_source_view(&out_src, src->name, output->buf, output->len);
     p2s_diag_sink_init(&scratch);
     Newlines newlines = {0};
     transpile__newlines(src, &newlines);
@@ -143,9 +143,7 @@ P2sTranspileStatus p2s_unit_finish(P2sUnit *self, const P2sRules *rules)
 {
     P2sTranspileStatus status = P2S_TRANSPILE_INTERNAL_ERROR;
     P2sPlan plan;
-    P2sStrbuf result;
     p2s_plan_init(&plan);
-    p2s_strbuf_init(&result);
     self->changed = false;
     p2s_strbuf_reset(&self->out);
 
@@ -170,14 +168,14 @@ P2sTranspileStatus p2s_unit_finish(P2sUnit *self, const P2sRules *rules)
         status = P2S_TRANSPILE_INPUT_ERROR;
         goto done;
     }
-    p2s_emit(self->src, &plan, &result);
-    if (transpile__verify(self, &plan, &result, &self->sink) < 0)
+    p2s_emit(self->src, &plan, &self->out);
+    if (transpile__verify(self, &plan, &self->out, &self->sink) < 0) {
+        p2s_strbuf_reset(&self->out);
         goto done;
-    p2s_strbuf_add(&self->out, result.buf, result.len);
+    }
     self->changed = true;
     status = P2S_TRANSPILE_OK;
 done:
-    p2s_strbuf_release(&result);
     p2s_plan_release(&plan);
     return status;
 }
