@@ -58,7 +58,7 @@ if [ -x "$san/pylayer2static" ]; then
     timed suite unit-asan renamed unit-asan unit sh "$root/tests/run_unit.sh" $san_units
     timed suite golden-asan renamed golden-asan golden sh "$root/tests/golden/run.sh" "$san/pylayer2static"
     timed suite cli-asan renamed cli-asan cli sh "$root/tests/cli/run.sh" "$san/pylayer2static"
-    timed suite fuzz-replay sh "$root/tests/fuzz/replay.sh" "$san/fuzz/fuzz_replay"
+    timed suite fuzz-replay sh "$root/tests/fuzz/replay.sh" "$san/fuzz"
 else
     echo "check: no sanitizer build in $san (make sanitize-build); its suites count as failed"
     total_failed=$((total_failed + 4))

@@ -40,12 +40,14 @@ static P2sPlan fuzz__plan;
 static bool fuzz__plan_captured;
 static bool fuzz__capturing;
 
-int __real_p2s_plan_build(const P2sSource *src, const P2sFindings *found, P2sDiagSink *sink, P2sPlan *out);
-int __wrap_p2s_plan_build(const P2sSource *src, const P2sFindings *found, P2sDiagSink *sink, P2sPlan *out);
+/* Declared from plan.h's own prototype: if p2s_plan_build's signature changes, the definition
+ * below stops compiling instead of being called with the wrong arguments. */
+__typeof__(p2s_plan_build) __real_p2s_plan_build, __wrap_p2s_plan_build;
 
-int __wrap_p2s_plan_build(const P2sSource *src, const P2sFindings *found, P2sDiagSink *sink, P2sPlan *out)
+int __wrap_p2s_plan_build(const P2sSource *src, const P2sFindings *found, const P2sRules *rules,
+                          P2sDiagSink *sink, P2sPlan *out)
 {
-    int rc = __real_p2s_plan_build(src, found, sink, out);
+    int rc = __real_p2s_plan_build(src, found, rules, sink, out);
     if (rc == 0 && fuzz__capturing) {
         p2s_plan_release(&fuzz__plan);
         p2s_plan_init(&fuzz__plan);

@@ -42,7 +42,8 @@ static int replay__file(const char *path)
         fprintf(stderr, "%s: out of memory\n", path);
         return -1;
     }
-    fprintf(stderr, "fuzz-replay: %s\n", path);
+    if (getenv("FUZZ_REPLAY_VERBOSE"))
+        fprintf(stderr, "fuzz-replay: %s\n", path);
     LLVMFuzzerTestOneInput(buf, len);
     free(buf);
     replay__count++;
