@@ -73,6 +73,18 @@ static int config__string(Toml *t, P2sStrbuf *out)
     }
 }
 
+static int config__push_string(Toml *t, P2sStrings *out)
+{
+    P2sStrbuf s;
+    p2s_strbuf_init(&s);
+    if (config__string(t, &s) < 0) {
+        p2s_strbuf_release(&s);
+        return -1;
+    }
+    array_push(out, p2s_strbuf_detach(&s, NULL));
+    return 0;
+}
+
 static int config__string_array(Toml *t, P2sStrings *out)
 {
     if (config__peek(t) != '[')
@@ -84,13 +96,8 @@ static int config__string_array(Toml *t, P2sStrings *out)
             t->at++;
             return 0;
         }
-        P2sStrbuf s;
-        p2s_strbuf_init(&s);
-        if (config__string(t, &s) < 0) {
-            p2s_strbuf_release(&s);
+        if (config__push_string(t, out) < 0)
             return -1;
-        }
-        array_push(out, p2s_strbuf_detach(&s, NULL));
         config__skip(t, true);
         if (config__peek(t) == ',')
             t->at++;
@@ -104,14 +111,7 @@ static int config__strings(Toml *t, P2sStrings *out)
 {
     if (config__peek(t) == '[')
         return config__string_array(t, out);
-    P2sStrbuf s;
-    p2s_strbuf_init(&s);
-    if (config__string(t, &s) < 0) {
-        p2s_strbuf_release(&s);
-        return -1;
-    }
-    array_push(out, p2s_strbuf_detach(&s, NULL));
-    return 0;
+    return config__push_string(t, out);
 }
 
 static int config__integer(Toml *t, unsigned *out)
@@ -267,38 +267,37 @@ int p2s_config_parse(const char *name, const char *text, size_t len, const char 
 
 int p2s_config_load(const char *path, P2sConfig *out, P2sStrbuf *err)
 {
-    P2sDiagSink sink;
     P2sSource src;
-    p2s_diag_sink_init(&sink);
+    P2sStrbuf why;
+    p2s_strbuf_init(&why);
     int rc = -1;
-    if (p2s_source_read_path(&src, path, path, P2S_SOURCE_LIMIT, &sink) < 0) {
-        p2s_strbuf_addf(err, "%s: error: %s", path, sink.items.contents[0].message);
-        goto done;
+    if (p2s_source_read_file(&src, path, &why) < 0) {
+        p2s_strbuf_addf(err, "%s: error: %s", path, why.buf);
+    } else {
+        P2sStrbuf dir;
+        p2s_strbuf_init(&dir);
+        const char *slash = strrchr(path, '/');
+        p2s_strbuf_add(&dir, path, slash ? (size_t)(slash - path) : 0);
+        rc = p2s_config_parse(path, src.bytes, src.len, slash ? dir.buf : NULL, out, err);
+        p2s_strbuf_release(&dir);
+        p2s_source_release(&src);
     }
-    P2sStrbuf dir;
-    p2s_strbuf_init(&dir);
-    const char *slash = strrchr(path, '/');
-    p2s_strbuf_add(&dir, path, slash ? (size_t)(slash - path) : 0);
-    rc = p2s_config_parse(path, src.bytes, src.len, slash ? dir.buf : NULL, out, err);
-    p2s_strbuf_release(&dir);
-    p2s_source_release(&src);
-done:
-    p2s_diag_sink_release(&sink);
+    p2s_strbuf_release(&why);
     return rc;
 }
 
 /* Whether a pyproject.toml has our table (a plain text search for the header line). */
 static bool config__has_table(const char *path)
 {
-    P2sDiagSink sink;
     P2sSource src;
-    p2s_diag_sink_init(&sink);
+    P2sStrbuf why;
+    p2s_strbuf_init(&why);
     bool found = false;
-    if (p2s_source_read_path(&src, path, path, P2S_SOURCE_LIMIT, &sink) == 0) {
+    if (p2s_source_read_file(&src, path, &why) == 0) {
         found = strstr(src.bytes, "[" CONFIG_TABLE "]") != NULL;
         p2s_source_release(&src);
     }
-    p2s_diag_sink_release(&sink);
+    p2s_strbuf_release(&why);
     return found;
 }
 

@@ -392,18 +392,17 @@ int p2s_rules_load_default(P2sRules *out, P2sStrbuf *err)
 
 int p2s_rules_load_file(P2sRules *self, const char *path, P2sStrbuf *err)
 {
-    P2sDiagSink sink;
     P2sSource src;
-    p2s_diag_sink_init(&sink);
+    P2sStrbuf why;
+    p2s_strbuf_init(&why);
     int rc = -1;
-    if (p2s_source_read_path(&src, path, path, P2S_SOURCE_LIMIT, &sink) < 0) {
-        p2s_strbuf_addf(err, "%s: cannot read rules file: %s", path, sink.items.contents[0].message);
-        goto done;
+    if (p2s_source_read_file(&src, path, &why) < 0) {
+        p2s_strbuf_addf(err, "%s: cannot read rules file: %s", path, why.buf);
+    } else {
+        rc = p2s_rules_load_text(self, path, src.bytes, src.len, err);
+        p2s_source_release(&src);
     }
-    rc = p2s_rules_load_text(self, path, src.bytes, src.len, err);
-    p2s_source_release(&src);
-done:
-    p2s_diag_sink_release(&sink);
+    p2s_strbuf_release(&why);
     return rc;
 }
 

@@ -91,6 +91,17 @@ int p2s_source_read_path(P2sSource *out, const char *path, const char *name, siz
     return rc;
 }
 
+int p2s_source_read_file(P2sSource *out, const char *path, P2sStrbuf *why)
+{
+    P2sDiagSink sink;
+    p2s_diag_sink_init(&sink);
+    int rc = p2s_source_read_path(out, path, path, P2S_SOURCE_LIMIT, &sink);
+    if (rc < 0)
+        p2s_strbuf_adds(why, sink.items.contents[0].message);
+    p2s_diag_sink_release(&sink);
+    return rc;
+}
+
 void p2s_source_release(P2sSource *self)
 {
     p2s_free(self->name);

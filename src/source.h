@@ -9,6 +9,7 @@
 #include "array.h"
 #include "diag.h"
 #include "span.h"
+#include "strbuf.h"
 
 #define P2S_SOURCE_LIMIT ((size_t)256 << 20)  /* larger inputs (or endless ones) are refused */
 
@@ -27,6 +28,9 @@ int  p2s_source_read_fd(P2sSource *out, int fd, const char *name, size_t limit,
 /* Opens and reads path. Same contract. */
 int  p2s_source_read_path(P2sSource *out, const char *path, const char *name, size_t limit,
                           P2sDiagSink *sink);
+/* Reads a whole file that is not a Python input (rules, configuration): 0, or -1 with the
+ * reason (without the path) in why. */
+int  p2s_source_read_file(P2sSource *out, const char *path, P2sStrbuf *why);
 /* Copies bytes (for tests and the fuzzer). */
 void p2s_source_from_bytes(P2sSource *out, const char *name, const char *bytes, size_t len);
 /* A source over bytes that stay the caller's (NUL-terminated, alive as long as the view). */
