@@ -127,6 +127,27 @@ def kill_group(proc):
         pass
 
 
+def feed_fifo(path, data, seconds=10):
+    """Writes data into a FIFO once a reader opens it; gives up after `seconds` if none does
+    (the tool may rightly refuse the FIFO without opening it)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+            break
+        except OSError:
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.01)
+    os.set_blocking(fd, True)
+    try:
+        os.write(fd, data)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 def read(path):
     with open(path, "rb") as f:
         return f.read()
@@ -217,7 +238,7 @@ def every_allocation(s, name, args, want_after, check_state, stride=1, complete=
     s.check("alloc: %s: every failing allocation (%d runs over N=1..%d) exits 4 with one line and writes nothing"
             % (name, runs, total), not bad and total > 100, "; ".join(bad[:5]))
     if complete:
-        s.known("F5", "alloc: %s: no allocation fails after the output is committed" % name, not late,
+        s.check("alloc: %s: no allocation fails after the output is committed" % name, not late,
                 "N=%s exit 4 after writing the whole output" % ",".join(map(str, late)))
 
 
@@ -334,10 +355,21 @@ def section_io(s):
     started = {}
 
     def feed():
-        with open(fifo, "wb") as w:
-            started["open"] = True
-            shutil.rmtree(outdir)
-            w.write(read(SAMPLE))
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    shutil.rmtree(outdir)
+                    return
+                time.sleep(0.01)
+        started["open"] = True
+        shutil.rmtree(outdir)
+        os.set_blocking(fd, True)
+        os.write(fd, read(SAMPLE))
+        os.close(fd)
     t = threading.Thread(target=feed)
     t.start()
     res = s.run([fifo, "-o", os.path.join(outdir, "out.py")], timeout=30)
@@ -435,7 +467,7 @@ def section_hostile(s):
     out = read(os.path.join(d, "big_out.py")) if res.rc == 0 else b""
     s.check("hostile: 50 MB file with a PyLayer transpiles",
             res.rc == 0 and b"_p2s.apply(cus_tanh" in out and out.count(b"\n") > big.count(b"\n"), res.brief())
-    bounded(s, "50 MB file with a PyLayer", res, len(sample) + len(big), 180, rss_finding="F6")
+    bounded(s, "50 MB file with a PyLayer", res, len(sample) + len(big), 180, rss_finding=None)
     for name in ("big.py", "big_pylayer.py", "big_out.py"):
         if os.path.exists(os.path.join(d, name)):
             os.unlink(os.path.join(d, name))
@@ -449,7 +481,7 @@ def section_hostile(s):
     s.check("hostile: 2 MiB of distinct assignments comes back byte-identical",
             res.rc == 0 and res.out == dense, res.brief())
     s.figure("2 MiB of distinct module-level assignments", res, len(dense))
-    s.known("F3", "hostile: 2 MiB of distinct assignments finishes in 10s", res.seconds <= 10, res.brief())
+    s.check("hostile: 2 MiB of distinct assignments finishes in 10s", res.seconds <= 10, res.brief())
     s.known("F4", "hostile: 2 MiB of distinct assignments peak RSS <= 32 x input + 32 MiB",
             res.rss <= rss_bound(len(dense)), res.brief())
     os.unlink(p)
@@ -479,7 +511,7 @@ def section_hostile(s):
     res = s.run([p])
     s.check("hostile: 10k nested blocks are an input error (exit 1), not a crash", res.rc == 1, res.brief())
     bounded(s, "10k nested blocks", res, len(blocks), 20)
-    s.known("F1", "hostile: 10k nested blocks say the nesting is too deep",
+    s.check("hostile: 10k nested blocks say the nesting is too deep",
             b"indent" in res.err.lower() or b"nest" in res.err.lower(), res.err[:120].decode("utf-8", "replace"))
     # Valid Python (CPython allows 100 levels) that the grammar's scanner cannot track: 64 blocks
     # of 4 spaces reach column 256, which its one-byte indent serialization cannot store.
@@ -487,8 +519,8 @@ def section_hostile(s):
     p = case("indent_256.py", blocks)
     res = s.run([p])
     s.check("hostile: CPython accepts 64 blocks of 4-space indentation", python_parses(blocks))
-    s.known("F1", "hostile: 64 blocks of 4-space indentation (column 256) pass through",
-            res.rc == 0 and res.out == blocks, res.brief())
+    s.check("hostile: 64 blocks of 4-space indentation (column 256): exit 1 with a plain message at the deep line",
+            res.rc == 1 and b":65:" in res.err and b"column 256" in res.err, res.brief())
 
     # 1M-character lines.
     mline = 1000000
@@ -521,7 +553,7 @@ def section_hostile(s):
     res = s.run([p])
     s.check("hostile: CPython accepts lone-CR line endings", python_parses(cr))
     s.check("hostile: lone-CR line endings are an input error (exit 1), not a crash", res.rc in (0, 1), res.brief())
-    s.known("F2", "hostile: lone-CR line endings are named in the message",
+    s.check("hostile: lone-CR line endings are named in the message",
             res.rc == 0 or b"CR" in res.err or b"line ending" in res.err,
             res.err[:120].decode("utf-8", "replace"))
     tabs = sample.replace(b"\n        ", b"\n\t\t").replace(b"\n    ", b"\n\t")
@@ -566,18 +598,19 @@ def section_hostile(s):
     s.check("hostile: /dev/null is an empty input", res.rc == 0 and res.out == b"", res.brief())
     fifo = os.path.join(d, "fifo.py")
     os.mkfifo(fifo)
-    t = threading.Thread(target=lambda: write(fifo, sample))
+    t = threading.Thread(target=feed_fifo, args=(fifo, sample))
     t.start()
     res = s.run([fifo])
     t.join()
     direct = s.run([SAMPLE])
     s.check("hostile: a FIFO input transpiles like the file", res.rc == 0 and res.out == direct.out, res.brief())
-    t = threading.Thread(target=lambda: write(fifo, b"x = 1\n"))
+    t = threading.Thread(target=feed_fifo, args=(fifo, b"x = 1\n", 5))
     t.start()
     res = s.run([fifo, "--in-place"], timeout=5)
     t.join()
-    s.known("F7", "hostile: --in-place on a FIFO without changes exits 0 and leaves the FIFO",
-            res.rc == 0 and stat.S_ISFIFO(os.stat(fifo).st_mode), res.brief())
+    s.check("hostile: --in-place on a FIFO finishes (exit 0, or a usage error naming it) and leaves the FIFO",
+            not res.timed_out and stat.S_ISFIFO(os.stat(fifo).st_mode) and
+            (res.rc == 0 or (res.rc == 2 and b"fifo.py" in res.err)), res.brief())
     os.unlink(fifo)
 
     # Destinations that are not regular files. A private device node stands in for /dev/null:
@@ -589,7 +622,7 @@ def section_hostile(s):
         node = None
     if node:
         res = s.run([SAMPLE, "-o", node], timeout=10)
-        s.known("F8", "hostile: -o onto a character device writes to it and leaves the device node",
+        s.check("hostile: -o onto a character device writes to it and leaves the device node",
                 stat.S_ISCHR(os.lstat(node).st_mode), res.brief())
         os.unlink(node)
     # `-o /dev/stdout`, through a private link to /proc/self/fd/1 (a rename must never reach
@@ -604,7 +637,7 @@ def section_hostile(s):
         kill_group(proc)
         proc.wait()
         rc = "timeout"
-    s.known("F7", "hostile: -o /dev/stdout into a pipe finishes", rc == 0, "exit %s" % rc)
+    s.check("hostile: -o /dev/stdout into a pipe finishes", rc == 0, "exit %s" % rc)
     if os.path.lexists(link):
         os.unlink(link)
 
@@ -671,31 +704,41 @@ def section_tree(s):
     s.check("tree: no temp files left", not any(".p2s-" in name for name in one), str(sorted(one)[:5]))
 
     # SIGINT / SIGTERM while a tree is being written: only complete files, no temp files, 130.
+    # The signal goes as soon as the first output appears; a run that finished before it
+    # arrived proves nothing, so the tree doubles and the run is tried again.
     big = os.path.join(base, "bigsrc")
     os.makedirs(big)
-    filler = gen_stdlib_like(MIB)
-    for i in range(16):
-        write(os.path.join(big, "m%02d.py" % i), read(SAMPLE) + filler)
-    expected = s.run([os.path.join(big, "m00.py")], timeout=60).out
+    filler = read(SAMPLE) + gen_stdlib_like(MIB)
+    expected = None
+    count = 0
     for sig in (signal.SIGINT, signal.SIGTERM):
-        out = os.path.join(base, "out-sig")
-        shutil.rmtree(out, ignore_errors=True)
-        proc = subprocess.Popen([s.bin, big, "-o", out, "-j2"], stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and not (os.path.isdir(out) and os.listdir(out)):
-            time.sleep(0.01)
-        time.sleep(0.05)
-        proc.send_signal(sig)
-        try:
-            _, err = proc.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            _, err = proc.communicate()
+        for attempt in range(3):
+            want = 32 << attempt
+            while count < want:
+                write(os.path.join(big, "m%03d.py" % count), filler)
+                count += 1
+            if expected is None:
+                expected = s.run([os.path.join(big, "m000.py")], timeout=60).out
+            out = os.path.join(base, "out-sig")
+            shutil.rmtree(out, ignore_errors=True)
+            proc = subprocess.Popen([s.bin, big, "-o", out, "-j2"], stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.PIPE, start_new_session=True)
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and proc.poll() is None and not (
+                    os.path.isdir(out) and any(files for _, _, files in os.walk(out))):
+                time.sleep(0.002)
+            proc.send_signal(sig)
+            try:
+                _, err = proc.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                kill_group(proc)
+                _, err = proc.communicate()
+            if proc.returncode != 0:
+                break
         files = snapshot(out) if os.path.isdir(out) else {}
         temps = [f for f in files if ".p2s-" in f]
         partial = [f for f, data in files.items() if ".p2s-" not in f and data != expected]
-        s.check("tree: %s mid-run exits 130" % signal.Signals(sig).name, proc.returncode == 130,
+        s.check("tree: %s mid-run (%d files) exits 130" % (signal.Signals(sig).name, count), proc.returncode == 130,
                 "exit %s, %d files written, stderr %r" % (proc.returncode, len(files), err[:200]))
         s.check("tree: %s mid-run leaves only complete files and no temp file (%d written)"
                 % (signal.Signals(sig).name, len(files) - len(temps)), not temps and not partial,
