@@ -108,7 +108,7 @@ bench-doc: $(BIN) venv
 install: $(BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/pylayer2static
-	$(PYTHON) -m pip install $(if $(DESTDIR),--root $(DESTDIR)) ./runtime
+	$(PYTHON) -m pip install --quiet --no-deps --prefix $(PREFIX) $(if $(DESTDIR),--root $(DESTDIR)) ./runtime
 
 clean:
 	rm -rf build
