@@ -17,7 +17,13 @@ void p2s_plan_init(P2sPlan *self)
 
 void p2s_plan_add(P2sPlan *self, size_t start, size_t end, const char *text, size_t len)
 {
-    P2sEdit e = {start, end, p2s_strndup(text, len)};
+    P2sEdit e = {start, end, p2s_strndup(text, len), 0};
+    array_push(&self->edits, e);
+}
+
+void p2s_plan_insert_ranked(P2sPlan *self, size_t at, const char *text, size_t rank)
+{
+    P2sEdit e = {at, at, p2s_strdup(text), rank};
     array_push(&self->edits, e);
 }
 
@@ -28,6 +34,8 @@ static int plan__compare(const void *a, const void *b)
         return x->start < y->start ? -1 : 1;
     if (x->end != y->end)
         return x->end < y->end ? -1 : 1;
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
     return 0;
 }
 
@@ -36,8 +44,9 @@ int p2s_plan_finish(P2sPlan *self, P2sDiagSink *sink)
     qsort(self->edits.contents, self->edits.size, sizeof(P2sEdit), plan__compare);
     for (size_t i = 1; i < self->edits.size; i++) {
         const P2sEdit *prev = &self->edits.contents[i - 1], *cur = &self->edits.contents[i];
-        /* Two insertions at one offset would be ordered by chance: refuse them as well. */
-        if (cur->start < prev->end || (cur->start == prev->start && cur->end == prev->end)) {
+        /* Two insertions at one offset of one rank would be ordered by chance: refused too. */
+        if (cur->start < prev->end ||
+            (cur->start == prev->start && cur->end == prev->end && cur->rank == prev->rank)) {
             p2s_diag_emitf(sink, P2S_ERROR, "P2S900", p2s_span(cur->start, cur->end),
                            "internal error: overlapping edits; please report this input");
             return -1;
@@ -68,40 +77,68 @@ static bool plan__has_arguments(TSNode args)
     return false;
 }
 
-static void plan__add_site(P2sPlan *plan, const P2sSource *src, const P2sApplySite *site)
+/* The `.` token of an attribute node. */
+static TSNode plan__dot(TSNode attribute)
 {
-    TSNode object = p2s_child(site->attribute, P2S_FIELD_OBJECT);
-    P2sSpan obj = p2s_node_span(object);
-    P2sSpan attr = p2s_node_span(site->attribute);
-    P2sStrbuf text;
-    p2s_strbuf_init(&text);
-    if (p2s_node_present(site->call)) {
-        /* X.apply(a) -> _p2s.apply(X, a): the name is replaced where it stands and X moves into
-         * the arguments, so every newline stays and later lines keep their numbers. */
-        TSNode args = p2s_child(site->call, P2S_FIELD_ARGUMENTS);
-        p2s_plan_add(plan, attr.start, attr.end, "_p2s.apply", 10);
-        p2s_strbuf_add(&text, src->bytes + obj.start, obj.end - obj.start);
-        if (plan__has_arguments(args))
-            p2s_strbuf_adds(&text, ", ");
-        size_t open = ts_node_start_byte(args) + 1;
-        p2s_plan_add(plan, open, open, text.buf, text.len);
-    } else {
-        p2s_strbuf_adds(&text, "_p2s.applier(");
-        p2s_strbuf_add(&text, src->bytes + obj.start, obj.end - obj.start);
-        p2s_strbuf_addch(&text, ')');
-        p2s_plan_add(plan, attr.start, attr.end, text.buf, text.len);
+    uint32_t n = ts_node_child_count(attribute);
+    for (uint32_t i = 0; i < n; i++) {
+        TSNode child = ts_node_child(attribute, i);
+        if (!ts_node_is_named(child) && strcmp(ts_node_type(child), ".") == 0)
+            return child;
     }
-    p2s_strbuf_release(&text);
+    return (TSNode){0};
 }
 
-static void plan__add_runtime_import(P2sPlan *plan, const P2sSource *src, const P2sFindings *found,
-                                     const P2sRules *rules, const char *eol, P2sDiagSink *sink)
+/* X.apply(a) -> _p2s.apply(X, a) and X.apply -> _p2s.applier(X), by edits around X that never
+ * cover it: X may hold sites of its own (`A.apply(x).apply(y)`), and every newline stays, so
+ * later lines keep their numbers. The wrapper of the outer site goes in first: its rank is
+ * lower the longer its object. */
+static void plan__add_site(P2sPlan *plan, const P2sApplySite *site)
+{
+    TSNode object = p2s_child(site->attribute, P2S_FIELD_OBJECT);
+    TSNode name = p2s_child(site->attribute, P2S_FIELD_ATTRIBUTE);
+    TSNode dot = plan__dot(site->attribute);
+    P2sSpan obj = p2s_node_span(object);
+    size_t rank = SIZE_MAX - (obj.end - obj.start);
+    bool call = p2s_node_present(site->call);
+    p2s_plan_insert_ranked(plan, obj.start, call ? "_p2s.apply(" : "_p2s.applier(", rank);
+    if (p2s_node_present(dot))
+        p2s_plan_add(plan, ts_node_start_byte(dot), ts_node_end_byte(dot), "", 0);
+    if (!call) {
+        p2s_plan_add(plan, ts_node_start_byte(name), ts_node_end_byte(name), ")", 1);
+        return;
+    }
+    p2s_plan_add(plan, ts_node_start_byte(name), ts_node_end_byte(name), "", 0);
+    TSNode args = p2s_child(site->call, P2S_FIELD_ARGUMENTS);
+    size_t open = ts_node_start_byte(args);
+    const char *sep = plan__has_arguments(args) ? ", " : "";
+    p2s_plan_add(plan, open, open + 1, sep, strlen(sep));
+}
+
+/* Whether the statement that ends at `at` ends its line, or is followed by `;`, a comment or
+ * a continuation: what Python requires, and tree-sitter does not check (`import a b`). */
+static bool plan__statement_ends(const P2sSource *src, size_t at)
+{
+    while (at < src->len && (src->bytes[at] == ' ' || src->bytes[at] == '\t' || src->bytes[at] == '\f'))
+        at++;
+    return at >= src->len || strchr("\n\r#;\\", src->bytes[at]) != NULL;
+}
+
+/* Returns 0, or -1 with a syntax error when the line to join is not valid Python. */
+static int plan__add_runtime_import(P2sPlan *plan, const P2sSource *src, const P2sFindings *found,
+                                    const P2sRules *rules, const char *eol, P2sDiagSink *sink)
 {
     size_t at = found->runtime_import_at;
     P2sStrbuf text;
     p2s_strbuf_init(&text);
     switch (found->runtime_import) {
     case P2S_IMPORT_JOIN_AFTER:
+        if (!plan__statement_ends(src, at)) {
+            p2s_diag_emitf(sink, P2S_ERROR, "P2S001", p2s_span(at, at + 1),
+                           "invalid syntax: two statements on one line need a ';' between them");
+            p2s_strbuf_release(&text);
+            return -1;
+        }
         p2s_strbuf_adds(&text, "; " PLAN_RUNTIME_IMPORT);
         break;
     case P2S_IMPORT_JOIN_BEFORE:
@@ -116,6 +153,7 @@ static void plan__add_runtime_import(P2sPlan *plan, const P2sSource *src, const 
     }
     p2s_plan_add(plan, at, at, text.buf, text.len);
     p2s_strbuf_release(&text);
+    return 0;
 }
 
 /* Builder parameters from forward's (less ctx): defaults become _p2s.DEFAULT, annotations go.
@@ -223,8 +261,11 @@ int p2s_plan_build(const P2sSource *src, const P2sFindings *found, const P2sRule
     }
     const char *eol = plan__line_ending(src);
     for (size_t i = 0; i < found->sites.size; i++)
-        plan__add_site(&plan, src, &found->sites.contents[i]);
-    plan__add_runtime_import(&plan, src, found, rules, eol, sink);
+        plan__add_site(&plan, &found->sites.contents[i]);
+    if (plan__add_runtime_import(&plan, src, found, rules, eol, sink) < 0) {
+        p2s_plan_release(&plan);
+        return -1;
+    }
 
     if (src->len > 0 && src->bytes[src->len - 1] != '\n' && src->bytes[src->len - 1] != '\r')
         p2s_strbuf_adds(&plan.tail, eol);

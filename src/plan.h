@@ -14,6 +14,7 @@
 typedef struct {
     size_t start, end;
     char *text;
+    size_t rank;        /* orders insertions at one offset: the lower first */
 } P2sEdit;
 
 typedef struct {
@@ -24,9 +25,12 @@ typedef struct {
 void p2s_plan_init(P2sPlan *self);
 /* Adds one edit (text copied). */
 void p2s_plan_add(P2sPlan *self, size_t start, size_t end, const char *text, size_t len);
+/* An insertion that must come before those of higher rank at the same offset. */
+void p2s_plan_insert_ranked(P2sPlan *self, size_t at, const char *text, size_t rank);
 /* Sorts the edits; returns 0, or -1 with an internal-error diagnostic if two overlap. */
 int  p2s_plan_finish(P2sPlan *self, P2sDiagSink *sink);
-/* The plan for a module's findings. Returns 0, or -1 with a diagnostic. */
+/* The plan for a module's findings. Returns 0, or -1 with a diagnostic: P2S001 when the
+ * input turns out not to be Python (the grammar accepts a superset), else an internal error. */
 int  p2s_plan_build(const P2sSource *src, const P2sFindings *found, const P2sRules *rules,
                     P2sDiagSink *sink, P2sPlan *out);
 bool p2s_plan_is_empty(const P2sPlan *self);

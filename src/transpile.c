@@ -153,8 +153,11 @@ P2sTranspileStatus p2s_unit_finish(P2sUnit *self, const P2sRules *rules)
         goto done;
     }
     size_t planned_from = self->sink.items.size;
-    if (p2s_plan_build(self->src, &self->found, rules, &self->sink, &plan) < 0)
+    if (p2s_plan_build(self->src, &self->found, rules, &self->sink, &plan) < 0) {
+        if (strcmp(array_back(&self->sink.items)->code, "P2S001") == 0)
+            status = P2S_TRANSPILE_INPUT_ERROR;
         goto done;
+    }
     p2s_suppress_filter(&self->sink, planned_from, self->src, rules);
     if (p2s_plan_is_empty(&plan)) {
         p2s_strbuf_add(&self->out, self->src->bytes, self->src->len);

@@ -1,0 +1,1 @@
+from paddle.autograd import PyLayer().apply
