@@ -47,6 +47,7 @@ suite golden sh "$root/tests/golden/run.sh" "$bin"
 suite cli sh "$root/tests/cli/run.sh" "$bin"
 suite clean sh "$root/tests/check_clean/run.sh" "$bin"
 suite e2e sh "$root/tests/e2e/run.sh" "$bin"
+timed suite docs sh "$root/tests/docs_current.sh"
 
 san="$root/build/sanitize"
 san_units=""
