@@ -64,14 +64,15 @@ fuzz: fuzz-build fuzz-seeds
 	    corpus-$(FUZZ_TARGET) seeds-$(FUZZ_TARGET) ../../tests/fuzz/regressions/$(FUZZ_TARGET)
 
 # Line coverage of src/ by everything the fuzzers kept: the replay drivers built with clang's
-# source-based coverage, run over the corpora, the seeds and the regressions.
+# source-based coverage, run over the corpora and the seeds (not the regressions: a known
+# crasher aborts its batch before the profile is written).
 fuzz-coverage: fuzz-seeds
 	$(MAKE) CC=clang BUILD=$(REL_COV_BUILD) WARNINGS="-Wall -Wextra" \
 	    CFLAGS="-O1 -g -fprofile-instr-generate -fcoverage-mapping" LDFLAGS="-fprofile-instr-generate" \
 	    $(addprefix $(REL_COV_BUILD)/fuzz/replay_,$(patsubst fuzz_%,%,$(REL_FUZZ_TARGETS)))
 	rm -f $(REL_COV_BUILD)/*.profraw
 	for t in $(patsubst fuzz_%,%,$(REL_FUZZ_TARGETS)); do \
-	    find $(REL_FUZZ_BUILD)/corpus-fuzz_$$t $(REL_FUZZ_BUILD)/seeds-fuzz_$$t tests/fuzz/regressions/fuzz_$$t \
+	    find $(REL_FUZZ_BUILD)/corpus-fuzz_$$t $(REL_FUZZ_BUILD)/seeds-fuzz_$$t \
 	        -type f 2>/dev/null | tr '\n' '\0' | \
 	        LLVM_PROFILE_FILE=$(REL_COV_BUILD)/$$t-%p.profraw xargs -0 -r $(REL_COV_BUILD)/fuzz/replay_$$t >/dev/null 2>&1; \
 	done; true
