@@ -22,7 +22,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 WORK = os.path.join(ROOT, "build", "bench")
-SKIP_DIRS = {"site-packages", "test", "tests", "idle_test", "__pycache__"}
+EXCLUDED_DIRS = {"site-packages", "test", "tests", "idle_test", "__pycache__"}
 
 
 def stdlib_corpus():
@@ -33,7 +33,7 @@ def stdlib_corpus():
     tmp = dest + ".tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     for root, dirs, files in os.walk(src):
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
+        dirs[:] = sorted(d for d in dirs if d not in EXCLUDED_DIRS)
         for name in files:
             if name.endswith(".py"):
                 rel = os.path.relpath(os.path.join(root, name), src)
