@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -130,13 +132,21 @@ static int output__write_temp(const char *path, const char *bytes, size_t len, i
     output__dirname(path, &dir);
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     p2s_strbuf_addf(temp, "%s/.%s.p2s-XXXXXX", dir.buf, base);
+    /* SIGINT/SIGTERM wait until the temp file is registered for removal: between its creation
+     * and its registration an interrupt would leave it behind. */
+    sigset_t stop, saved;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop, &saved);
     int fd = p2s_io_mkstemp(temp->buf);
-    *slot = -1;
+    int saved_errno = errno;
+    *slot = fd >= 0 ? p2s_cleanup_register(temp->buf) : -1;
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
     if (fd < 0) {
-        p2s_strbuf_addf(err, "cannot create a temporary file in '%s': %s", dir.buf, strerror(errno));
+        p2s_strbuf_addf(err, "cannot create a temporary file in '%s': %s", dir.buf, strerror(saved_errno));
         goto done;
     }
-    *slot = p2s_cleanup_register(temp->buf);
     if (p2s_io_write_all(fd, bytes, len) < 0 || fchmod(fd, mode) < 0 || (sync && p2s_io_fsync(fd) < 0)) {
         p2s_strbuf_addf(err, "cannot write '%s': %s", path, strerror(errno));
         close(fd);

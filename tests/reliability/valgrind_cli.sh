@@ -10,10 +10,14 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/logs" "$work/bin"
 wrapper="$work/bin/pylayer2static"
+# A run made to fail an allocation ends by _exit(4) in the middle of the pipeline, on purpose:
+# what it still holds is not a leak, so only memory errors count for it.
 cat > "$wrapper" <<WRAP
 #!/bin/sh
+leaks=definite,indirect,possible
+[ -n "\${P2S_FAIL_ALLOC:-}" ] && leaks=none
 exec valgrind -q --tool=memcheck --error-exitcode=97 --leak-check=full \\
-    --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible \\
+    --show-leak-kinds=\$leaks --errors-for-leak-kinds=\$leaks \\
     --track-fds=no --log-file="$work/logs/vg.%p.log" "$bin" "\$@"
 WRAP
 chmod +x "$wrapper"
