@@ -22,7 +22,7 @@
     (p2s_free((self)->contents), (self)->contents = NULL,            \
      (self)->size = 0, (self)->capacity = 0)
 
-/* Owned strings: the owner frees each item, then the array. */
+/* Owned strings: p2s_strings_release frees each item, then the array. */
 typedef Array(char *) P2sStrings;
 
 static inline void array__reserve(void **contents, size_t *capacity, size_t element_size, size_t n)
@@ -34,6 +34,13 @@ static inline void array__reserve(void **contents, size_t *capacity, size_t elem
         grown = n;
     *contents = p2s_realloc(*contents, grown * element_size);
     *capacity = grown;
+}
+
+static inline void p2s_strings_release(P2sStrings *self)
+{
+    for (size_t i = 0; i < self->size; i++)
+        p2s_free(self->contents[i]);
+    array_delete(self);
 }
 
 #endif

@@ -329,22 +329,12 @@ char *p2s_config_discover(const char *dir)
     return found;
 }
 
-static void config__free_list(char **items, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        p2s_free(items[i]);
-}
-
 void p2s_config_release(P2sConfig *self)
 {
-    config__free_list(self->rules.contents, self->rules.size);
-    config__free_list(self->select.contents, self->select.size);
-    config__free_list(self->ignore.contents, self->ignore.size);
-    config__free_list(self->exclude.contents, self->exclude.size);
-    array_delete(&self->rules);
-    array_delete(&self->select);
-    array_delete(&self->ignore);
-    array_delete(&self->exclude);
+    p2s_strings_release(&self->rules);
+    p2s_strings_release(&self->select);
+    p2s_strings_release(&self->ignore);
+    p2s_strings_release(&self->exclude);
     p2s_free(self->path);
     memset(self, 0, sizeof *self);
 }

@@ -998,13 +998,9 @@ void p2s_findings_release(P2sFindings *self)
 {
     for (size_t i = 0; i < self->classes.size; i++)
         p2s_free(self->classes.contents[i].qualname);
-    for (size_t i = 0; i < self->exports.size; i++)
-        p2s_free(self->exports.contents[i]);
-    for (size_t i = 0; i < self->externals_used.size; i++)
-        p2s_free(self->externals_used.contents[i]);
+    p2s_strings_release(&self->exports);
+    p2s_strings_release(&self->externals_used);
     p2s_nameset_release(&self->misses);
-    array_delete(&self->exports);
-    array_delete(&self->externals_used);
     array_delete(&self->classes);
     array_delete(&self->sites);
     memset(self, 0, sizeof *self);

@@ -22,22 +22,13 @@ void p2s_report_init(P2sReport *self, P2sFormat format, bool color, bool quiet, 
         self->rule_ids = cJSON_CreateObject();
 }
 
-static const char *report__sarif_level(P2sSeverity severity)
-{
-    switch (severity) {
-    case P2S_ERROR: return "error";
-    case P2S_WARNING: return "warning";
-    case P2S_NOTE: return "note";
-    }
-    return "error";
-}
-
 static void report__sarif_add(P2sReport *self, const char *name, const P2sSource *src, const P2sDiag *d)
 {
     const char *rule = d->code[0] ? d->code : "P2S-IO";
     cJSON *result = cJSON_CreateObject();
     cJSON_AddStringToObject(result, "ruleId", rule);
-    cJSON_AddStringToObject(result, "level", report__sarif_level(d->severity));
+    /* SARIF's levels are our severity names. */
+    cJSON_AddStringToObject(result, "level", p2s_severity_name(d->severity));
     cJSON *message = cJSON_AddObjectToObject(result, "message");
     if (d->fix) {
         P2sStrbuf text;

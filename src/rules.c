@@ -492,12 +492,8 @@ int p2s_rules_ignore(P2sRules *self, const char *selector, P2sStrbuf *err)
 
 void p2s_rules_selection_reset(P2sRules *self)
 {
-    for (size_t i = 0; i < self->select.size; i++)
-        p2s_free(self->select.contents[i]);
-    for (size_t i = 0; i < self->ignore.size; i++)
-        p2s_free(self->ignore.contents[i]);
-    array_delete(&self->select);
-    array_delete(&self->ignore);
+    p2s_strings_release(&self->select);
+    p2s_strings_release(&self->ignore);
 }
 
 bool p2s_rules_code_enabled(const P2sRules *self, const char *code)
@@ -562,9 +558,7 @@ P2sDiag *p2s_rules_emit(const P2sRules *self, P2sDiagSink *sink, const char *cod
 
 void p2s_rules_release(P2sRules *self)
 {
-    for (size_t i = 0; i < self->pylayer_bases.size; i++)
-        p2s_free(self->pylayer_bases.contents[i]);
-    array_delete(&self->pylayer_bases);
+    p2s_strings_release(&self->pylayer_bases);
     for (size_t i = 0; i < self->ctx_methods.size; i++)
         p2s_free(self->ctx_methods.contents[i].name);
     array_delete(&self->ctx_methods);

@@ -46,12 +46,12 @@ typedef struct {
 
 typedef struct {
     char *version;
-    Array(char *) pylayer_bases;   /* qualified names: "paddle.autograd.PyLayer", ... */
+    P2sStrings pylayer_bases;      /* qualified names: "paddle.autograd.PyLayer", ... */
     Array(P2sCtxMethod) ctx_methods;
     Array(P2sHazard) hazards;
     Array(P2sRuleDiag) diagnostics;
-    Array(char *) select;          /* code prefixes; empty means ALL */
-    Array(char *) ignore;
+    P2sStrings select;             /* code prefixes; empty means ALL */
+    P2sStrings ignore;
 } P2sRules;
 
 /* Loads the embedded default rules. Returns 0, or -1 with a reason in err. */

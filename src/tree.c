@@ -129,7 +129,7 @@ static void tree__walk(Tree *t, const char *rel)
         return;
     }
     tree__read_gitignore(t, dir_path, rel);
-    Array(char *) names = {0};
+    P2sStrings names = {0};
     for (struct dirent *d; (d = readdir(dir));)
         if (strcmp(d->d_name, ".") != 0 && strcmp(d->d_name, "..") != 0)
             array_push(&names, p2s_strdup(d->d_name));
@@ -161,9 +161,7 @@ static void tree__walk(Tree *t, const char *rel)
         p2s_free(child_rel);
         p2s_free(child_path);
     }
-    for (size_t i = 0; i < names.size; i++)
-        p2s_free(names.contents[i]);
-    array_delete(&names);
+    p2s_strings_release(&names);
     p2s_ignore_truncate(&t->ignore, rules_before);
     p2s_free(dir_path);
 }
@@ -226,25 +224,17 @@ static P2sModule tree__module(const Tree *t, const Entry *e)
     return m;
 }
 
-static void tree__free_strings(char **items, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        p2s_free(items[i]);
-}
-
 static void tree__unpark(Entry *e)
 {
     p2s_nameset_release(&e->misses);
-    tree__free_strings(e->exports.contents, e->exports.size);
-    array_delete(&e->exports);
+    p2s_strings_release(&e->exports);
     e->parked = false;
 }
 
 /* Drops a module's tree and findings, keeping what --depfile needs of them. */
 static void tree__drop_tree(Entry *e)
 {
-    tree__free_strings(e->depends.contents, e->depends.size);
-    array_delete(&e->depends);
+    p2s_strings_release(&e->depends);
     e->depends = e->unit.found.externals_used;
     memset(&e->unit.found.externals_used, 0, sizeof e->unit.found.externals_used);
     p2s_unit_drop_tree(&e->unit);
@@ -360,8 +350,7 @@ static void tree__resolve_across_modules(Tree *t)
                 tree__find(t, e);
             }
         }
-        tree__free_strings(fresh.contents, fresh.size);
-        array_delete(&fresh);
+        p2s_strings_release(&fresh);
         if (!grew)
             return;
     }
@@ -490,38 +479,39 @@ static void tree__add_escaped(P2sStrbuf *out, const char *path)
     }
 }
 
-static const Entry *tree__entry_of_module(const Tree *t, const char *module, size_t len)
-{
-    for (size_t i = 0; i < t->entries.size; i++) {
-        const Entry *e = &t->entries.contents[i];
-        if (e->module && strlen(e->module) == len && strncmp(e->module, module, len) == 0)
-            return e;
-    }
-    return NULL;
-}
-
 /* The modules an entry's PyLayers come from, transitively (a re-export depends on its source). */
-static void tree__dependencies(const Tree *t, const Entry *e, P2sNameSet *seen, P2sStrbuf *line)
+static void tree__dependencies(const Tree *t, const P2sNameSet *modules, const Entry *e, P2sNameSet *seen,
+                               P2sStrbuf *line)
 {
     const P2sStrings *used = e->unit.tree ? &e->unit.found.externals_used : &e->depends;
     for (size_t k = 0; k < used->size; k++) {
         const char *q = used->contents[k];
         const char *dot = strrchr(q, '.');
-        const Entry *dep = tree__entry_of_module(t, q, dot ? (size_t)(dot - q) : 0);
-        if (!dep || dep == e || !p2s_nameset_add(seen, dep->rel, strlen(dep->rel)))
+        size_t index;
+        if (!p2s_nameset_get(modules, q, dot ? (size_t)(dot - q) : 0, &index))
+            continue;
+        const Entry *dep = &t->entries.contents[index];
+        if (dep == e || !p2s_nameset_add(seen, dep->rel, strlen(dep->rel)))
             continue;
         char *path = tree__join(t->src_root, dep->rel);
         p2s_strbuf_addch(line, ' ');
         tree__add_escaped(line, path);
         p2s_free(path);
-        tree__dependencies(t, dep, seen, line);
+        tree__dependencies(t, modules, dep, seen, line);
     }
 }
 
 static void tree__write_depfile(Tree *t)
 {
     P2sStrbuf text;
+    P2sNameSet modules;   /* module name -> its entry */
     p2s_strbuf_init(&text);
+    p2s_nameset_init(&modules);
+    for (size_t i = 0; i < t->entries.size; i++) {
+        const char *name = t->entries.contents[i].module;
+        if (name && !p2s_nameset_contains(&modules, name, strlen(name)))
+            p2s_nameset_put(&modules, name, strlen(name), i);
+    }
     for (size_t i = 0; i < t->entries.size; i++) {
         const Entry *e = &t->entries.contents[i];
         if (!e->python || !e->read_ok || e->status != P2S_TRANSPILE_OK)
@@ -533,7 +523,7 @@ static void tree__write_depfile(Tree *t)
         tree__add_escaped(&text, src);
         P2sNameSet seen;
         p2s_nameset_init(&seen);
-        tree__dependencies(t, e, &seen, &text);
+        tree__dependencies(t, &modules, e, &seen, &text);
         p2s_nameset_release(&seen);
         p2s_strbuf_addch(&text, '\n');
         p2s_free(dest);
@@ -547,6 +537,7 @@ static void tree__write_depfile(Tree *t)
     }
     p2s_strbuf_release(&err);
     p2s_strbuf_release(&text);
+    p2s_nameset_release(&modules);
 }
 
 static char *tree__strip_slashes(const char *path)
@@ -567,8 +558,7 @@ static void tree__release(Tree *t)
         }
         p2s_diag_sink_release(&e->io);
         tree__unpark(e);
-        tree__free_strings(e->depends.contents, e->depends.size);
-        array_delete(&e->depends);
+        p2s_strings_release(&e->depends);
         p2s_free(e->rel);
         p2s_free(e->module);
     }
