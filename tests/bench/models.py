@@ -3,7 +3,8 @@ the framework's own to_static PyLayer path (`sh tests/bench/models.sh`, once per
 
     python models.py BIN [--repeat N] [--out FILE]
 
-For each model in models/: the original module eagerly, the original under
+For the request's model (the e2e case tests/e2e/cases/request_full.py) and each model in
+models/: the original module eagerly, the original under
 `paddle.jit.to_static(full_graph=True)` (the framework's own PyLayer path) and the module
 transpiled by BIN under the same to_static. Each measurement is a fresh process: the first
 training step (forward, backward, SGD step) minus a later one is the construction time; the
@@ -28,7 +29,7 @@ paddle.seed(0)
 model = module.Model()
 opt = paddle.optimizer.SGD(0.001, parameters=model.parameters())
 fn = model if {eager!r} else paddle.jit.to_static(model, full_graph=True)
-x = paddle.to_tensor(np.random.RandomState(0).standard_normal(module.INPUT_SHAPE).astype("float32"))
+x = paddle.to_tensor(np.random.RandomState(0).standard_normal(module.INPUTS[0][0]).astype("float32"))
 def step():
     start = time.perf_counter()
     loss = fn(x)
@@ -73,10 +74,11 @@ def main():
         "| model | eager step (ms) | framework to_static: construction / step (ms) | pylayer2static: construction / step (ms) | construction: ours / framework | step: ours / framework | step: ours / eager |",
         "|---|---|---|---|---|---|---|"]
     with tempfile.TemporaryDirectory() as tmp:
-        for name in sorted(os.listdir(os.path.join(HERE, "models"))):
-            if not name.endswith(".py"):
-                continue
-            original = os.path.join(HERE, "models", name)
+        models = [os.path.join(HERE, "models", n) for n in sorted(os.listdir(os.path.join(HERE, "models")))
+                  if n.endswith(".py")]
+        models.insert(0, os.path.join(os.path.dirname(HERE), "e2e", "cases", "request_full.py"))
+        for original in models:
+            name = os.path.basename(original)
             transpiled = os.path.join(tmp, name)
             subprocess.run([args.binary, original, "-o", transpiled], check=True)
             _, eager_step = measure(original, True, args.repeat)

@@ -3,7 +3,7 @@ batch, where per-op overhead dominates."""
 import paddle
 from paddle.autograd import PyLayer
 
-INPUT_SHAPE = [4, 64]
+INPUTS = [([4, 64], "float32", False)]
 LAYERS = 8
 
 
