@@ -32,7 +32,7 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 
 .DELETE_ON_ERROR:
-.PHONY: all deps venv check unit golden cli e2e demo bench bench-doc install clean
+.PHONY: all deps venv check unit golden cli e2e lsp-test conformance demo bench bench-doc install clean wheel wheel-test matrix matrix-check
 
 all: $(BIN)
 
@@ -88,6 +88,13 @@ cli: $(BIN)
 	sh tests/cli/run.sh $(BIN)
 e2e: $(BIN) venv
 	sh tests/e2e/run.sh $(BIN)
+# The language server: protocol tests over pipes and headless Neovim (tests/lsp/run.sh).
+lsp-test: $(BIN) $(DEPS_STAMP)
+	sh tests/lsp/run.sh $(BIN)
+# PaddlePaddle's own PyLayer tests (../shared/paddle-tests), untranspiled vs transpiled, on both
+# venvs (tests/conformance/README.md).
+conformance: $(BIN) venv
+	sh tests/conformance/run.sh $(BIN)
 
 # Every suite, then one combined `N passed, N failed` line (scripts/check.sh).
 check: $(BIN) $(UNIT_BIN) venv
@@ -100,10 +107,38 @@ demo: $(BIN) venv
 bench: $(BIN) venv
 	$(PYTHON) tests/bench/run.py $(BIN)
 	sh tests/bench/models.sh
+	$(PYTHON) tests/bench/lsp_bench.py $(BIN)
 bench-doc: $(BIN) venv
 	$(PYTHON) tests/bench/run.py $(BIN) --write build/bench/tool.md
 	sh tests/bench/models.sh build/bench/models.md
 	$(PYTHON) tests/bench/write_doc.py build/bench/tool.md build/bench/models.md docs/PERFORMANCE.md
+
+# The pip package: dist/pylayer2static-VERSION-py3-none-manylinux_*.whl, the binary statically
+# linked (tree-sitter from libtree-sitter-dev's .a, the grammar, cJSON from Debian's source
+# package) plus the runtime (docs/PACKAGING.md). wheel-test installs it into a fresh venv with a
+# released paddlepaddle and runs the request's example from that install only.
+CJSON_SRC := build/wheel-deps/cjson
+WHEEL_TOOLS := build/wheel-tools/.p2s-ready
+$(CJSON_SRC)/cJSON.c: scripts/fetch_cjson.sh $(DEPS_STAMP)
+	sh scripts/fetch_cjson.sh $(CJSON_SRC)
+$(WHEEL_TOOLS): packaging/requirements-tools.txt
+	rm -rf $(dir $@)
+	$(PYTHON) -m venv $(dir $@)
+	$(dir $@)bin/python -m pip install -q --disable-pip-version-check -r $<
+	touch $@
+wheel: $(GRAMMAR_SRC)/parser.c $(CJSON_SRC)/cJSON.c $(WHEEL_TOOLS)
+	sh scripts/wheel.sh
+wheel-test: wheel
+	sh tests/wheel/run.sh
+
+# Every released paddlepaddle CPU build from 2.6.2 on (the newest patch of each minor), one
+# cached venv each (build/matrix/venv-X.Y.Z; the pinned .venv and .venv-2.6 serve their
+# versions): the e2e and conformance suites on each, and the table of docs/SUPPORT.md.
+# Not part of check (CI's time); matrix-check must pass before a release.
+matrix: $(BIN) venv
+	sh tests/matrix/run.sh --write $(BIN)
+matrix-check: $(BIN) venv
+	sh tests/matrix/run.sh --check $(BIN)
 
 install: $(BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin

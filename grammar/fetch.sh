@@ -28,6 +28,8 @@ tar xzf "$tarball" -C "$work/unpack"
 rm -rf "$dest.tmp"
 mkdir -p "$dest.tmp"
 cp -R "$work/unpack/package/src/." "$dest.tmp/"
+# The grammar's license travels with binaries that compile it in (the wheel's metadata).
+[ ! -f "$work/unpack/package/LICENSE" ] || cp "$work/unpack/package/LICENSE" "$dest.tmp/LICENSE"
 printf '%s\n' "$version" > "$dest.tmp/VERSION"
 rm -rf "$dest"
 mv "$dest.tmp" "$dest"

@@ -2,7 +2,7 @@
 # reliability work. None of them is part of a plain build. See docs/RELIABILITY.md.
 #
 #   make fuzz            libFuzzer (clang, ASan+UBSan) over the whole in-memory pipeline;
-#                        FUZZ_TARGET=fuzz_transpile (default) or fuzz_rules, FUZZ_TIME seconds
+#                        FUZZ_TARGET=fuzz_transpile (default), fuzz_rules or fuzz_lsp, FUZZ_TIME seconds
 #                        (default 600); the corpus grows in build/fuzz/corpus-TARGET
 #   make fuzz-coverage   line coverage of src/ by the fuzz corpora (clang source-based coverage)
 #   make fuzz-replay     seeds, kept corpora and tests/fuzz/regressions through both targets,
@@ -21,7 +21,7 @@ REL_SAN_BIN := $(REL_SAN_BUILD)/pylayer2static
 REL_SAN_UNIT := $(patsubst tests/unit/%.c,$(REL_SAN_BUILD)/tests/%,$(UNIT_SRC))
 REL_FUZZ_BUILD := build/fuzz
 REL_COV_BUILD := build/fuzz-cov
-REL_FUZZ_TARGETS := fuzz_transpile fuzz_rules
+REL_FUZZ_TARGETS := fuzz_transpile fuzz_rules fuzz_lsp
 FUZZ_TARGET ?= fuzz_transpile
 FUZZ_TIME ?= 600
 FUZZ_FLAGS ?= -max_len=16384 -timeout=10 -rss_limit_mb=2048
@@ -56,6 +56,7 @@ fuzz-seeds:
 	@for t in $(REL_FUZZ_TARGETS); do rm -rf $(REL_FUZZ_BUILD)/seeds-$$t; mkdir -p $(REL_FUZZ_BUILD)/seeds-$$t $(REL_FUZZ_BUILD)/corpus-$$t; done
 	@for f in $(REL_SEEDS_fuzz_transpile); do cp "$$f" "$(REL_FUZZ_BUILD)/seeds-fuzz_transpile/$$(echo "$$f" | tr / _)"; done
 	@for f in $(REL_SEEDS_fuzz_rules); do cp "$$f" "$(REL_FUZZ_BUILD)/seeds-fuzz_rules/$$(echo "$$f" | tr / _)"; done
+	@cp tests/fuzz/corpus/fuzz_lsp/* $(REL_FUZZ_BUILD)/seeds-fuzz_lsp/  # LSP sessions (tests/lsp/make_fuzz_seeds.py)
 
 fuzz: fuzz-build fuzz-seeds
 	@mkdir -p tests/fuzz/regressions/$(FUZZ_TARGET)
@@ -81,14 +82,15 @@ fuzz-coverage: fuzz-seeds
 	    -instr-profile=$(REL_COV_BUILD)/all.profdata $(filter-out src/main.c,$(wildcard src/*.c))
 
 fuzz-replay-build: deps $(GRAMMAR_SRC)/parser.c
-	$(MAKE) SANITIZE=$(REL_SANITIZE) $(REL_SAN_BUILD)/fuzz/replay_transpile $(REL_SAN_BUILD)/fuzz/replay_rules
+	$(MAKE) SANITIZE=$(REL_SANITIZE) $(REL_SAN_BUILD)/fuzz/replay_transpile $(REL_SAN_BUILD)/fuzz/replay_rules \
+	    $(REL_SAN_BUILD)/fuzz/replay_lsp
 
 fuzz-replay: fuzz-replay-build fuzz-seeds
 	sh tests/fuzz/replay.sh $(REL_SAN_BUILD)/fuzz
 
 sanitize-build: deps $(GRAMMAR_SRC)/parser.c
 	$(MAKE) SANITIZE=$(REL_SANITIZE) $(REL_SAN_BIN) $(REL_SAN_UNIT) \
-	    $(REL_SAN_BUILD)/fuzz/replay_transpile $(REL_SAN_BUILD)/fuzz/replay_rules
+	    $(REL_SAN_BUILD)/fuzz/replay_transpile $(REL_SAN_BUILD)/fuzz/replay_rules $(REL_SAN_BUILD)/fuzz/replay_lsp
 
 sanitize-check: sanitize-build
 	sh tests/run_unit.sh $(REL_SAN_UNIT)

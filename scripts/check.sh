@@ -47,7 +47,12 @@ suite golden sh "$root/tests/golden/run.sh" "$bin"
 suite cli sh "$root/tests/cli/run.sh" "$bin"
 suite clean sh "$root/tests/check_clean/run.sh" "$bin"
 suite e2e sh "$root/tests/e2e/run.sh" "$bin"
+timed suite lsp sh "$root/tests/lsp/run.sh" "$bin"
+timed suite conformance sh "$root/tests/conformance/run.sh" "$bin"
 timed suite docs sh "$root/tests/docs_current.sh"
+# The pip package: builds the wheel, installs it with paddlepaddle into a fresh venv, runs the
+# request's example from that install only (about 45 s, most of it pip).
+timed suite wheel sh "$root/tests/wheel/run.sh"
 
 san="$root/build/sanitize"
 san_units=""
@@ -60,11 +65,15 @@ if [ -x "$san/pylayer2static" ]; then
     timed suite golden-asan renamed golden-asan golden sh "$root/tests/golden/run.sh" "$san/pylayer2static"
     timed suite cli-asan renamed cli-asan cli sh "$root/tests/cli/run.sh" "$san/pylayer2static"
     timed suite fuzz-replay sh "$root/tests/fuzz/replay.sh" "$san/fuzz"
+    timed suite lsp-asan renamed lsp-asan lsp sh "$root/tests/lsp/run.sh" "$san/pylayer2static"
 else
     echo "check: no sanitizer build in $san (make sanitize-build); its suites count as failed"
-    total_failed=$((total_failed + 4))
+    total_failed=$((total_failed + 5))
 fi
 timed suite cli-valgrind sh "$root/tests/reliability/valgrind_cli.sh" "$bin"
+timed suite lsp-valgrind renamed lsp-valgrind lsp sh "$root/tests/lsp/run.sh" "$bin" --wrap \
+    "valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite,indirect,possible --error-exitcode=99" \
+    -k lsp_valgrind_session
 timed suite reliability sh "$root/tests/reliability/run.sh" "$bin"
 
 echo "check: finished in $(( $(date +%s) - started ))s"

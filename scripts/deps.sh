@@ -7,6 +7,8 @@ missing=""
 [ -f /usr/include/cmocka.h ] || missing="$missing libcmocka-dev"
 command -v npm >/dev/null 2>&1 || missing="$missing npm"
 command -v valgrind >/dev/null 2>&1 || missing="$missing valgrind"
+command -v nvim >/dev/null 2>&1 || missing="$missing neovim"  # the language server's real-client test
+command -v dpkg-source >/dev/null 2>&1 || missing="$missing dpkg-dev"  # make wheel: cJSON source
 [ -z "$missing" ] && exit 0
 echo "deps: installing$missing"
 SUDO=""

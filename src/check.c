@@ -6,6 +6,11 @@
  * concrete Tensor value (P2S2xx). Per `.apply(...)` site: the arguments against forward's
  * signature (P2S110-113). Per `.apply` routed through the runtime unresolved: a note (P2S300).
  *
+ * A finding that leaves its owner as written (p2s_rules_leaves_as_written, and not hidden) marks
+ * the class or site it was found for: such a class keeps its sites and gets no builder, and so
+ * does every class derived from it (P2S301); an unresolved `.apply` stays too when one of them
+ * is passed around in the file (P2S302).
+ *
  * "Known" is always a bound every path agrees on: forward returns at most N tensors only when
  * every `return` is a literal tuple/list of N elements; backward returns at least N values
  * only when every `return` says so. A parameter, a call result or a name is never assumed to
@@ -29,13 +34,15 @@
 typedef struct {
     char code[8];
     P2sSpan span;
+    bool leaves;                 /* shown, and of a code that leaves its owner as written */
 } Emitted;
 
 typedef struct {
     const P2sSource *src;
-    const P2sFindings *found;
+    P2sFindings *found;
     const P2sRules *rules;
     P2sDiagSink *sink;
+    bool *owner;                 /* as_written of the class or site being checked */
     P2sNameSet by_qualname, by_name;   /* the file's classes: first index of each spelling */
     Array(unsigned char) subclassed;   /* per class: a class of the file derives from it */
     Array(unsigned char) applied;      /* per class: a `.apply` of the file names it */
@@ -212,17 +219,24 @@ static TSNode check__owner_class(TSNode def)
 
 /* ---- emitting ---- */
 
+/* Reports a finding once, and leaves the class or site being checked as written when the
+ * finding says so (a base's finding, reported when the base was checked, counts for each
+ * subclass that inherits the method too). */
 static void check__emit(Checker *ck, const char *code, P2sSpan span, const char *const *kv, size_t npairs)
 {
     for (size_t i = 0; i < ck->emitted.size; i++) {
         const Emitted *e = &ck->emitted.contents[i];
-        if (strcmp(e->code, code) == 0 && e->span.start == span.start && e->span.end == span.end)
+        if (strcmp(e->code, code) == 0 && e->span.start == span.start && e->span.end == span.end) {
+            *ck->owner = *ck->owner || e->leaves;
             return;
+        }
     }
-    Emitted e = {{0}, span};
+    Emitted e = {{0}, span, false};
     memcpy(e.code, code, sizeof e.code - 1);
+    const P2sDiag *d = p2s_rules_emit(ck->rules, ck->sink, code, span, kv, npairs);
+    e.leaves = d && p2s_rules_leaves_as_written(ck->rules, code) && !p2s_suppress_hides(d, ck->src, ck->rules);
     array_push(&ck->emitted, e);
-    p2s_rules_emit(ck->rules, ck->sink, code, span, kv, npairs);
+    *ck->owner = *ck->owner || e.leaves;
 }
 
 /* The text of a node with every run of whitespace made one space (signatures span lines). */
@@ -613,8 +627,35 @@ static bool check__literal_elements(TSNode value, NodeList *out)
     return true;
 }
 
+static bool check__is_float(TSNode node)
+{
+    return check__type_is(check__unparen(node), "float");
+}
+
+/* A returned value that cannot be a tuple or list, so that it is one output (eager PyLayer
+ * makes a slot of each item of a returned tuple or list, and of any other value one): a Tensor
+ * by the evidence, a unary operation or comparison, or arithmetic that no sequence supports —
+ * `+` and `*` concatenate and repeat sequences, so they count only with a float or a Tensor
+ * operand. */
+static bool check__one_value(const Checker *ck, const Method *f, TSNode value)
+{
+    value = check__unparen(value);
+    if (check__type_is(value, "unary_operator") || check__type_is(value, "comparison_operator") ||
+        check__type_is(value, "not_operator") || check__is_tensor_name(ck, f, value))
+        return true;
+    if (!check__type_is(value, "binary_operator"))
+        return false;
+    TSNode op = p2s_child(value, P2S_FIELD_OPERATOR);
+    if (!check__text_is(ck, op, "+", 1) && !check__text_is(ck, op, "*", 1))
+        return true;
+    TSNode left = check__unparen(p2s_child(value, P2S_FIELD_LEFT));
+    TSNode right = check__unparen(p2s_child(value, P2S_FIELD_RIGHT));
+    return check__is_float(left) || check__is_float(right) ||
+           check__is_tensor_name(ck, f, left) || check__is_tensor_name(ck, f, right);
+}
+
 /* forward: the most outputs any return can have (CHECK_UNKNOWN unless every return is a
- * literal), and the fewest certain Tensor outputs over all returns. */
+ * literal or one value), and the fewest certain Tensor outputs over all returns. */
 static void check__forward_outputs(const Checker *ck, const Method *f, size_t *at_most, size_t *at_least)
 {
     *at_most = f->returns.size && !f->generator ? 0 : CHECK_UNKNOWN;
@@ -630,6 +671,7 @@ static void check__forward_outputs(const Checker *ck, const Method *f, size_t *a
             for (size_t k = 0; k < elems.size; k++)
                 least += check__is_tensor_name(ck, f, check__unparen(elems.contents[k]));
         } else {
+            most = check__one_value(ck, f, value) ? 1 : CHECK_UNKNOWN;
             least = check__is_tensor_name(ck, f, check__unparen(value));
         }
         array_delete(&elems);
@@ -857,6 +899,7 @@ static void check__hazards(Checker *ck, const Method *m)
 static void check__pylayer(Checker *ck, size_t index)
 {
     const P2sPyLayerClass *cls = check__class(ck, index);
+    ck->owner = &ck->found->classes.contents[index].as_written;
     P2sStrbuf name;
     p2s_strbuf_init(&name);
     check__class_name(ck, index, &name);
@@ -928,11 +971,15 @@ static void check__accepted(const Checker *ck, const Method *f, P2sStrbuf *out)
         p2s_strbuf_adds(out, "no arguments");
 }
 
-static void check__site(Checker *ck, const P2sApplySite *site)
+static void check__site(Checker *ck, P2sApplySite *site)
 {
-    if (site->class_index == P2S_SITE_EXTERNAL || !p2s_node_present(site->call))
+    if (site->class_index == P2S_SITE_EXTERNAL)
         return;
     const P2sPyLayerClass *cls = check__class(ck, site->class_index);
+    site->as_written = cls->as_written;
+    ck->owner = &site->as_written;
+    if (!p2s_node_present(site->call))
+        return;
     if (!p2s_node_present(cls->forward) || !cls->forward_plain)
         return;
     Method f;
@@ -1020,18 +1067,157 @@ done:
     check__method_release(&f);
 }
 
+/* ---- what is left as written ---- */
+
+/* Each PyLayer class left as written by a finding of its own, or by a base of another module
+ * (find.c): the note that says so, naming where the errors are. */
+static void check__note_as_written(Checker *ck)
+{
+    P2sStrbuf name, at_fault;
+    p2s_strbuf_init(&name);
+    p2s_strbuf_init(&at_fault);
+    for (size_t i = 0; i < ck->found->classes.size; i++) {
+        P2sPyLayerClass *cls = &ck->found->classes.contents[i];
+        if (!cls->is_pylayer || !cls->as_written)
+            continue;
+        p2s_strbuf_reset(&name);
+        p2s_strbuf_reset(&at_fault);
+        check__class_name(ck, i, &name);
+        P2sSpan base = cls->as_written_base;
+        if (base.end > base.start)
+            p2s_strbuf_add(&at_fault, ck->src->bytes + base.start, base.end - base.start);
+        else
+            p2s_strbuf_adds(&at_fault, name.buf);
+        const char *kv[] = {"class", name.buf, "name", at_fault.buf};
+        ck->owner = &cls->as_written;
+        check__emit(ck, "P2S301", cls->name, kv, 2);
+    }
+    p2s_strbuf_release(&name);
+    p2s_strbuf_release(&at_fault);
+}
+
+/* Name and qualified name of every class left as written, each to its class index. */
+static void check__as_written_names(const Checker *ck, P2sNameSet *out)
+{
+    for (size_t i = 0; i < ck->found->classes.size; i++) {
+        const P2sPyLayerClass *cls = check__class(ck, i);
+        if (!cls->is_pylayer || !cls->as_written)
+            continue;
+        p2s_nameset_put(out, ck->src->bytes + cls->name.start, cls->name.end - cls->name.start, i);
+        if (cls->qualname)
+            p2s_nameset_put(out, cls->qualname, strlen(cls->qualname), i);
+    }
+}
+
+/* A class derived from one left as written may inherit what is wrong there: it is left as
+ * written too, with the note naming the base. Bases are matched by spelling, so a class of the
+ * same name elsewhere in the file counts too (the safe side). Repeated until nothing changes. */
+static void check__inherit_as_written(Checker *ck)
+{
+    P2sStrbuf name, base_text;
+    p2s_strbuf_init(&name);
+    p2s_strbuf_init(&base_text);
+    for (bool changed = true; changed;) {
+        changed = false;
+        P2sNameSet names;
+        p2s_nameset_init(&names);
+        check__as_written_names(ck, &names);
+        for (size_t i = 0; i < ck->found->classes.size; i++) {
+            P2sPyLayerClass *cls = &ck->found->classes.contents[i];
+            TSNode bases = p2s_child(cls->node, P2S_FIELD_SUPERCLASSES);
+            uint32_t n = cls->is_pylayer && !cls->as_written && p2s_node_present(bases) ? ts_node_named_child_count(bases) : 0;
+            for (uint32_t k = 0; k < n && !cls->as_written; k++) {
+                TSNode base = check__unparen(ts_node_named_child(bases, k));
+                uint32_t start = ts_node_start_byte(base), end = ts_node_end_byte(base);
+                if (!p2s_nameset_contains(&names, ck->src->bytes + start, end - start))
+                    continue;
+                p2s_strbuf_reset(&name);
+                p2s_strbuf_reset(&base_text);
+                check__class_name(ck, i, &name);
+                p2s_strbuf_add(&base_text, ck->src->bytes + start, end - start);
+                const char *kv[] = {"class", name.buf, "name", base_text.buf};
+                cls->as_written = true;
+                ck->owner = &cls->as_written;
+                check__emit(ck, "P2S301", cls->name, kv, 2);
+                changed = true;
+            }
+        }
+        p2s_nameset_release(&names);
+    }
+    p2s_strbuf_release(&name);
+    p2s_strbuf_release(&base_text);
+}
+
+/* Whether an identifier spelled like a class only defines it, derives from it or calls its
+ * `.apply` (also as `Outer.Inner`): any other use passes the class around. */
+static bool check__stays_put(const Checker *ck, TSNode id)
+{
+    TSNode use = id, parent = ts_node_parent(id);
+    if (check__type_is(parent, "class_definition"))
+        return ts_node_eq(p2s_child(parent, P2S_FIELD_NAME), id);
+    if (check__type_is(parent, "attribute") && ts_node_eq(p2s_child(parent, P2S_FIELD_ATTRIBUTE), id)) {
+        use = parent;
+        parent = ts_node_parent(use);
+    }
+    if (check__type_is(parent, "attribute") && ts_node_eq(p2s_child(parent, P2S_FIELD_OBJECT), use))
+        return check__text_is(ck, p2s_child(parent, P2S_FIELD_ATTRIBUTE), "apply", 5);
+    return check__type_is(parent, "argument_list") && check__type_is(ts_node_parent(parent), "class_definition");
+}
+
+/* The first class left as written that the file passes around (an alias, an argument, a
+ * container), so that an unresolved `.apply` may be its: SIZE_MAX when there is none. Every
+ * identifier spelled like one counts, whatever it is bound to (the safe side). */
+static size_t check__escaping(const Checker *ck, TSNode any)
+{
+    P2sNameSet names;
+    p2s_nameset_init(&names);
+    check__as_written_names(ck, &names);
+    size_t found = SIZE_MAX;
+    for (TSNode up = ts_node_parent(any); p2s_node_present(up); up = ts_node_parent(any))
+        any = up;
+    TSTreeCursor cursor = ts_tree_cursor_new(any);
+    bool more = names.size > 0;
+    while (more && found == SIZE_MAX) {
+        TSNode node = ts_tree_cursor_current_node(&cursor);
+        size_t index;
+        if (check__type_is(node, "identifier") &&
+            p2s_nameset_get(&names, ck->src->bytes + ts_node_start_byte(node),
+                            ts_node_end_byte(node) - ts_node_start_byte(node), &index) &&
+            !check__stays_put(ck, node))
+            found = index;
+        if (ts_tree_cursor_goto_first_child(&cursor))
+            continue;
+        while (!(more = ts_tree_cursor_goto_next_sibling(&cursor)) && ts_tree_cursor_goto_parent(&cursor))
+            ;
+    }
+    ts_tree_cursor_delete(&cursor);
+    p2s_nameset_release(&names);
+    return found;
+}
+
 /* ---- unresolved .apply ---- */
 
 /* A `.apply` the finder could not tie to a class (a parameter, `self.layer_cls`, a name from
- * another module): it goes through the runtime, which decides when it runs. Worth a note. */
-static void check__dynamic_site(Checker *ck, const P2sApplySite *site)
+ * another module): it goes through the runtime, which decides when it runs. Worth a note. It is
+ * left as written when a class left as written may reach it (escaping: check__escaping). */
+static void check__dynamic_site(Checker *ck, P2sApplySite *site, size_t escaping)
 {
-    P2sStrbuf object;
+    P2sStrbuf object, name;
     p2s_strbuf_init(&object);
+    p2s_strbuf_init(&name);
     check__flat_text(ck, p2s_child(site->attribute, P2S_FIELD_OBJECT), &object);
-    const char *kv[] = {"object", object.buf};
-    check__emit(ck, "P2S300", p2s_node_span(site->attribute), kv, 1);
+    ck->owner = &site->as_written;
+    if (escaping == SIZE_MAX) {
+        const char *kv[] = {"object", object.buf};
+        check__emit(ck, "P2S300", p2s_node_span(site->attribute), kv, 1);
+    } else {
+        check__class_name(ck, escaping, &name);
+        const char *kv[] = {"object", object.buf, "class", name.buf};
+        site->as_written = true;
+        check__emit(ck, "P2S302", p2s_node_span(site->attribute), kv, 2);
+    }
     p2s_strbuf_release(&object);
+    p2s_strbuf_release(&name);
 }
 
 /* Source order, so the report reads top to bottom; stable, so one line's diagnostics keep the
@@ -1047,7 +1233,7 @@ static void check__sort(P2sDiagSink *sink)
     }
 }
 
-size_t p2s_check(const P2sSource *src, const P2sFindings *found,
+size_t p2s_check(const P2sSource *src, P2sFindings *found,
                  const P2sRules *rules, P2sDiagSink *sink)
 {
     P2sDiagSink local;
@@ -1062,10 +1248,19 @@ size_t p2s_check(const P2sSource *src, const P2sFindings *found,
     for (size_t i = 0; i < found->classes.size; i++)
         if (found->classes.contents[i].is_pylayer)
             check__pylayer(&ck, i);
+    check__note_as_written(&ck);
+    check__inherit_as_written(&ck);
+    size_t escaping = SIZE_MAX;
     for (size_t i = 0; i < found->sites.size; i++) {
-        const P2sApplySite *site = &found->sites.contents[i];
+        if (found->sites.contents[i].class_index == P2S_SITE_DYNAMIC) {
+            escaping = check__escaping(&ck, found->sites.contents[i].attribute);
+            break;
+        }
+    }
+    for (size_t i = 0; i < found->sites.size; i++) {
+        P2sApplySite *site = &found->sites.contents[i];
         if (site->class_index == P2S_SITE_DYNAMIC)
-            check__dynamic_site(&ck, site);
+            check__dynamic_site(&ck, site, escaping);
         else
             check__site(&ck, site);
     }

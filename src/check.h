@@ -16,9 +16,11 @@
 #include "rules.h"
 #include "source.h"
 
-/* Checks one found module. Diagnostics go to sink after selection and `# noqa` (suppress.h)
- * have been applied; returns how many of them are errors (the caller fails the run on any). */
-size_t p2s_check(const P2sSource *src, const P2sFindings *found,
+/* Checks one found module and marks in found the classes and sites left as written (their
+ * contract cannot be trusted: see check.c). Diagnostics go to sink after selection and `# noqa`
+ * (suppress.h) have been applied; returns how many of them are errors (the run still makes its
+ * output, and exits 1 on any). */
+size_t p2s_check(const P2sSource *src, P2sFindings *found,
                  const P2sRules *rules, P2sDiagSink *sink);
 
 #endif

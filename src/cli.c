@@ -34,6 +34,8 @@ static const char cli__usage[] =
     "      --stdin-filename NAME  the name of standard input in messages\n"
     "      --select CODES       report only these codes (comma-separated prefixes: P2S1,P2S201)\n"
     "      --ignore CODES       do not report these codes (prefixes)\n"
+    "      --warn CODES         report these codes as warnings where they are errors (prefixes):\n"
+    "                           the run passes; the classes they concern are still left as written\n"
     "\n"
     "tree mode:\n"
     "      --exclude GLOB       skip matching paths (repeatable; .gitignore is respected too)\n"
@@ -50,7 +52,9 @@ static const char cli__usage[] =
     "exit codes:\n"
     "  0    success (warnings and notes allowed)\n"
     "  1    the input has errors: syntax, encoding (NUL bytes, invalid UTF-8, a non-UTF-8\n"
-    "       coding cookie), PyLayer contract errors; or --check found a stale or missing output\n"
+    "       coding cookie), PyLayer contract errors; or --check found a stale or missing output.\n"
+    "       With contract errors the output is still made: the classes at fault are left as\n"
+    "       written (eager mode, the framework's own to_static), the rest is transpiled\n"
     "  2    usage, configuration or rules-file error\n"
     "  3    I/O error: cannot read the input or write the output\n"
     "  4    internal error: the output failed verification, out of memory\n"
@@ -67,6 +71,7 @@ void p2s_cli_release(P2sOptions *opts)
     array_delete(&opts->rules_files);
     array_delete(&opts->select);
     array_delete(&opts->ignore);
+    array_delete(&opts->warn);
     array_delete(&opts->excludes);
 }
 
@@ -175,6 +180,8 @@ int p2s_cli_parse(int argc, char **argv, P2sOptions *out, P2sStrbuf *err)
             out->select_given = true;
         } else if ((value = cli__value(argc, argv, &i, "--ignore", &missing))) {
             array_push(&out->ignore, value);
+        } else if ((value = cli__value(argc, argv, &i, "--warn", &missing))) {
+            array_push(&out->warn, value);
         } else if ((value = cli__value(argc, argv, &i, "--exclude", &missing))) {
             array_push(&out->excludes, value);
         } else if ((value = cli__value(argc, argv, &i, "-j", &missing)) ||

@@ -11,7 +11,8 @@
 
 enum {
     P2S_EXIT_OK = 0,
-    P2S_EXIT_INPUT = 1,        /* the input has errors, or --check found stale output */
+    P2S_EXIT_INPUT = 1,        /* the input has errors (contract errors: output still made), or
+                                  --check found stale output */
     P2S_EXIT_USAGE = 2,        /* usage, configuration or rules-file error */
     P2S_EXIT_IO = 3,           /* cannot read input or write output */
     P2S_EXIT_INTERNAL = 4,     /* output failed verification, out of memory */
@@ -39,6 +40,7 @@ typedef struct {
     P2sStringList rules_files;
     P2sStringList select, ignore;   /* code prefixes; --select replaces the config's */
     bool select_given;
+    P2sStringList warn;         /* code prefixes whose errors are reported as warnings */
     P2sStringList excludes;     /* tree mode: globs */
     unsigned jobs;              /* tree mode; 0: not given */
     const char *depfile;

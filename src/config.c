@@ -159,13 +159,15 @@ static int config__value(Toml *t, size_t key_at, size_t key_len, const char *bas
     }
     if (KEY_IS("ignore"))
         return config__strings(t, &out->ignore);
+    if (KEY_IS("warn"))
+        return config__strings(t, &out->warn);
     if (KEY_IS("exclude"))
         return config__strings(t, &out->exclude);
     if (KEY_IS("jobs"))
         return config__integer(t, &out->jobs);
 #undef KEY_IS
     t->at = key_at;
-    return config__error(t, "unknown key (expected rules, select, ignore, exclude or jobs)");
+    return config__error(t, "unknown key (expected rules, select, ignore, warn, exclude or jobs)");
 }
 
 /* Reads `[table]` at t->at; *ours tells whether it is [tool.pylayer2static]. */
@@ -334,6 +336,7 @@ void p2s_config_release(P2sConfig *self)
     p2s_strings_release(&self->rules);
     p2s_strings_release(&self->select);
     p2s_strings_release(&self->ignore);
+    p2s_strings_release(&self->warn);
     p2s_strings_release(&self->exclude);
     p2s_free(self->path);
     memset(self, 0, sizeof *self);

@@ -1,4 +1,4 @@
-/* config.h — `[tool.pylayer2static]` in pyproject.toml: rules, select, ignore, exclude, jobs.
+/* config.h — `[tool.pylayer2static]` in pyproject.toml: rules, select, ignore, warn, exclude, jobs.
  * The nearest pyproject.toml above the input that has that table is used. Only the TOML this
  * table needs is read: strings, integers and arrays of strings. P2sConfig owns its strings. */
 #ifndef P2S_CONFIG_H
@@ -13,6 +13,7 @@ typedef struct {
     char *path;                 /* the file read; NULL when none */
     P2sStrings rules;           /* rules files, relative paths resolved against the file's directory */
     P2sStrings select, ignore, exclude;
+    P2sStrings warn;            /* codes (prefixes) whose errors are reported as warnings */
     bool has_select;
     unsigned jobs;              /* 0: not set */
 } P2sConfig;

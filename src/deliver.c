@@ -89,6 +89,8 @@ done:
     return status;
 }
 
+#define DELIVER_AS_WRITTEN " (left as written)"
+
 void p2s_deliver_list(const char *name, const P2sSource *src, const P2sFindings *found, FILE *stream)
 {
     size_t c = 0, s = 0;
@@ -105,15 +107,18 @@ void p2s_deliver_list(const char *name, const P2sSource *src, const P2sFindings 
             const P2sPyLayerClass *cls = &found->classes.contents[c++];
             p2s_source_position(src, class_at, &line, &col);
             if (cls->qualname)
-                fprintf(stream, "%s:%zu:%zu class %s\n", name, line, col, cls->qualname);
+                fprintf(stream, "%s:%zu:%zu class %s%s\n", name, line, col, cls->qualname,
+                        cls->as_written ? DELIVER_AS_WRITTEN : "");
             else
-                fprintf(stream, "%s:%zu:%zu class %.*s\n", name, line, col,
-                        (int)(cls->name.end - cls->name.start), src->bytes + cls->name.start);
+                fprintf(stream, "%s:%zu:%zu class %.*s%s\n", name, line, col,
+                        (int)(cls->name.end - cls->name.start), src->bytes + cls->name.start,
+                        cls->as_written ? DELIVER_AS_WRITTEN : "");
         } else {
-            TSNode object = p2s_child(found->sites.contents[s++].attribute, P2S_FIELD_OBJECT);
-            P2sSpan o = p2s_node_span(object);
+            const P2sApplySite *site = &found->sites.contents[s++];
+            P2sSpan o = p2s_node_span(p2s_child(site->attribute, P2S_FIELD_OBJECT));
             p2s_source_position(src, site_at, &line, &col);
-            fprintf(stream, "%s:%zu:%zu apply %.*s\n", name, line, col, (int)(o.end - o.start), src->bytes + o.start);
+            fprintf(stream, "%s:%zu:%zu apply %.*s%s\n", name, line, col, (int)(o.end - o.start),
+                    src->bytes + o.start, site->as_written ? DELIVER_AS_WRITTEN : "");
         }
     }
 }

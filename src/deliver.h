@@ -26,7 +26,8 @@ typedef enum {
 P2sDeliverStatus p2s_deliver(const P2sOptions *opts, const char *dest, const P2sSource *input,
                              const char *bytes, size_t len, FILE *diff_stream, P2sOutputBatch *batch,
                              P2sStrbuf *err);
-/* `name:line:col class NAME` and `name:line:col apply NAME` lines, in source order. */
+/* `name:line:col class NAME` and `name:line:col apply NAME` lines, in source order; a class or
+ * site left as written (check.c) ends in ` (left as written)`. */
 void p2s_deliver_list(const char *name, const P2sSource *src, const P2sFindings *found, FILE *stream);
 
 #endif

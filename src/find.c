@@ -651,6 +651,15 @@ static Meaning find__resolve(const Finder *f, TSNode expr, size_t scope, size_t 
 }
 
 /* Remembers that this module depends on another module's PyLayer (for --depfile). */
+/* Another module's PyLayer that is left as written (tree mode). */
+static bool find__is_as_written(const Finder *f, const Meaning *m)
+{
+    size_t value = 0;
+    return m->kind == MEANING_QUAL && f->module && f->module->external &&
+           p2s_nameset_get(f->module->external, m->qual, strlen(m->qual), &value) &&
+           value == P2S_EXTERNAL_AS_WRITTEN;
+}
+
 static void find__note_external(Finder *f, const Meaning *m)
 {
     if (!find__is_external(f, m))
@@ -685,6 +694,25 @@ static void find__mark_pylayers(Finder *f)
                 }
                 find__meaning_release(&m);
             }
+        }
+    }
+}
+
+/* A PyLayer derived from another module's PyLayer left as written is left as written too. */
+static void find__inherit_as_written(Finder *f)
+{
+    for (size_t i = 0; i < f->out->classes.size; i++) {
+        P2sPyLayerClass *cls = &f->out->classes.contents[i];
+        TSNode bases = p2s_child(cls->node, P2S_FIELD_SUPERCLASSES);
+        uint32_t n = cls->is_pylayer && p2s_node_present(bases) ? ts_node_named_child_count(bases) : 0;
+        for (uint32_t k = 0; k < n && !cls->as_written; k++) {
+            TSNode base = ts_node_named_child(bases, k);
+            Meaning m = find__resolve(f, base, f->class_outer.contents[i], ts_node_start_byte(cls->node), 0);
+            if (find__is_as_written(f, &m)) {
+                cls->as_written = true;
+                cls->as_written_base = p2s_node_span(base);
+            }
+            find__meaning_release(&m);
         }
     }
 }
@@ -778,8 +806,7 @@ static void find__decide_builder(Finder *f, size_t index)
     cls->forward = find__inherited_method(f, index, "forward", &cls->forward_plain, 0);
     bool backward_plain = false;
     cls->backward = find__inherited_method(f, index, "backward", &backward_plain, 0);
-    if (!cls->qualname || !p2s_node_present(cls->forward) || !cls->forward_plain ||
-        !p2s_node_present(cls->backward))
+    if (!cls->qualname || !p2s_node_present(cls->forward) || !cls->forward_plain)
         return;
     size_t head_len = strcspn(cls->qualname, ".");
     P2sSpan head = p2s_span(0, 0);
@@ -863,6 +890,7 @@ static void find__resolve_sites(Finder *f)
             P2sApplySite site = {0};
             site.attribute = c->attribute;
             site.class_index = local ? m.class_index : external ? P2S_SITE_EXTERNAL : P2S_SITE_DYNAMIC;
+            site.as_written = external && find__is_as_written(f, &m);
             TSNode parent = c->parent;
             if (find__type_is(parent, "call") &&
                 ts_node_eq(p2s_child(parent, P2S_FIELD_FUNCTION), c->attribute) &&
@@ -946,9 +974,12 @@ static void find__exports(Finder *f)
         P2sSpan name = module->bindings.contents[module->names.contents[i]].name;
         const char *text = f->src->bytes + name.start;
         Meaning m = find__lookup(f, name, 0, f->src->len, 0);
-        if ((m.kind == MEANING_CLASS && f->out->classes.contents[m.class_index].is_pylayer) ||
-            find__is_external(f, &m))
+        bool local = m.kind == MEANING_CLASS && f->out->classes.contents[m.class_index].is_pylayer;
+        if (local || find__is_external(f, &m)) {
             array_push(&f->out->exports, p2s_strndup(text, name.end - name.start));
+            array_push(&f->out->export_classes, local ? m.class_index : SIZE_MAX);
+            array_push(&f->out->export_targets, p2s_strdup(local ? "" : m.qual));
+        }
         find__meaning_release(&m);
     }
 }
@@ -975,6 +1006,7 @@ void p2s_find(const P2sSource *src, TSTree *tree, const P2sRules *rules, const P
             find__decide_builder(&f, i);
         }
     }
+    find__inherit_as_written(&f);
     find__resolve_sites(&f);
     find__exports(&f);
     find__runtime_import_point(&f, root);
@@ -999,6 +1031,8 @@ void p2s_findings_release(P2sFindings *self)
     for (size_t i = 0; i < self->classes.size; i++)
         p2s_free(self->classes.contents[i].qualname);
     p2s_strings_release(&self->exports);
+    array_delete(&self->export_classes);
+    p2s_strings_release(&self->export_targets);
     p2s_strings_release(&self->externals_used);
     p2s_nameset_release(&self->misses);
     array_delete(&self->classes);

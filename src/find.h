@@ -22,6 +22,10 @@ typedef struct {
     TSNode backward;          /* likewise for backward */
     bool forward_plain;       /* forward's only decorator is @staticmethod */
     bool builder;             /* gets a generated static builder (see find.c for the conditions) */
+    bool as_written;          /* left as written, sites and all: its contract cannot be trusted
+                                 (an error of its own or of a base; set by check.c, and by
+                                 find.c for a base of another module left as written) */
+    P2sSpan as_written_base;  /* that other module's base; empty otherwise */
 } P2sPyLayerClass;
 
 /* class_index of a site whose class is not one of this file's. */
@@ -32,6 +36,8 @@ typedef struct {
     TSNode attribute;         /* the `X.apply` attribute node */
     TSNode call;              /* the call when `X.apply(...)`; null node when taken as a value */
     size_t class_index;       /* a class of this file, or P2S_SITE_EXTERNAL / P2S_SITE_DYNAMIC */
+    bool as_written;          /* not rewritten: an error here, a class left as written, or
+                                 unresolved where such a class may reach it (set by check.c) */
 } P2sApplySite;
 
 /* Where a file sits in a source tree: for relative imports, and for PyLayers that other
@@ -39,8 +45,12 @@ typedef struct {
 typedef struct {
     const char *name;                 /* dotted module name; a package's __init__ is the package */
     bool is_package;
-    const P2sNameSet *external;       /* qualified names of PyLayer classes in other modules */
+    const P2sNameSet *external;       /* qualified names of PyLayer classes in other modules;
+                                         P2S_EXTERNAL_AS_WRITTEN the value of those left as
+                                         written there, 0 of the others */
 } P2sModule;
+
+#define P2S_EXTERNAL_AS_WRITTEN 1
 
 typedef enum {
     P2S_IMPORT_JOIN_AFTER,    /* `<stmt>; import ...` */
@@ -53,6 +63,9 @@ typedef struct {
     Array(P2sApplySite) sites;        /* in source order */
     size_t pylayer_count;
     P2sStrings exports;               /* module-level names that are PyLayer classes here */
+    Array(size_t) export_classes;     /* per export: the class of this file it names, or SIZE_MAX */
+    P2sStrings export_targets;        /* per export: the other module's PyLayer it re-exports
+                                         (qualified), or "" for a class of this file */
     P2sStrings externals_used;        /* qualified names of other modules' PyLayers this one uses */
     P2sNameSet misses;                /* tree mode: qualified names looked up as other modules'
                                          PyLayers and not found (yet) */

@@ -12,6 +12,7 @@
 #include "config.h"
 #include "deliver.h"
 #include "io.h"
+#include "lsp.h"
 #include "parse.h"
 #include "report.h"
 #include "rules.h"
@@ -106,7 +107,8 @@ static char *main__config_start(const P2sOptions *opts, bool tree_mode)
 }
 
 /* Reads [tool.pylayer2static] and merges it under the command line: config rules load first,
- * --select replaces the config's select and ignore, --ignore and --exclude add up, -j wins. */
+ * --select replaces the config's select and ignore, --ignore, --warn and --exclude add up, -j
+ * wins. */
 static int main__load_config(P2sOptions *opts, bool tree_mode, P2sConfig *config)
 {
     memset(config, 0, sizeof *config);
@@ -135,6 +137,13 @@ static int main__load_config(P2sOptions *opts, bool tree_mode, P2sConfig *config
             array_push(&opts->select, (const char *)config->select.contents[i]);
         for (size_t i = 0; !opts->select_given && i < config->ignore.size; i++)
             array_push(&opts->ignore, (const char *)config->ignore.contents[i]);
+        P2sStringList warn = {0};
+        for (size_t i = 0; i < config->warn.size; i++)
+            array_push(&warn, (const char *)config->warn.contents[i]);
+        for (size_t i = 0; i < opts->warn.size; i++)
+            array_push(&warn, opts->warn.contents[i]);
+        array_delete(&opts->warn);
+        opts->warn = warn;
         for (size_t i = 0; i < config->exclude.size; i++)
             array_push(&opts->excludes, (const char *)config->exclude.contents[i]);
         if (!opts->jobs)
@@ -145,25 +154,19 @@ static int main__load_config(P2sOptions *opts, bool tree_mode, P2sConfig *config
     return rc;
 }
 
-/* Applies each comma-separated selector of the list; -1 with a reason on an unknown one. */
-static int main__select(P2sRules *rules, const P2sStringList *list, bool ignore, P2sStrbuf *err)
+/* Applies each list of comma-separated selectors; -1 with a reason on an unknown one. */
+static int main__select(P2sRules *rules, const P2sStringList *list, P2sRulesSelection what, P2sStrbuf *err)
 {
+    static const char *const option[] = {"--select", "--ignore", "--warn"};
     for (size_t i = 0; i < list->size; i++) {
-        const char *item = list->contents[i];
-        while (*item) {
-            size_t n = strcspn(item, ",");
-            char *selector = p2s_strndup(item, n);
-            P2sStrbuf why;
-            p2s_strbuf_init(&why);
-            int rc = ignore ? p2s_rules_ignore(rules, selector, &why) : p2s_rules_select(rules, selector, &why);
-            if (rc < 0)
-                p2s_strbuf_addf(err, "pylayer2static: error: %s %s", ignore ? "--ignore:" : "--select:", why.buf);
-            p2s_strbuf_release(&why);
-            p2s_free(selector);
-            if (rc < 0)
-                return -1;
-            item += n + (item[n] == ',');
-        }
+        P2sStrbuf why;
+        p2s_strbuf_init(&why);
+        int rc = p2s_rules_apply_selectors(rules, what, list->contents[i], &why);
+        if (rc < 0)
+            p2s_strbuf_addf(err, "pylayer2static: error: %s: %s", option[what], why.buf);
+        p2s_strbuf_release(&why);
+        if (rc < 0)
+            return -1;
     }
     return 0;
 }
@@ -178,8 +181,9 @@ static int main__load_rules(const P2sOptions *opts, P2sRules *rules)
     for (size_t i = 0; rc == 0 && i < opts->rules_files.size; i++)
         if (p2s_rules_load_file(rules, opts->rules_files.contents[i], &err) < 0)
             rc = -1;
-    if (rc == 0 && (main__select(rules, &opts->select, false, &err) < 0 ||
-                    main__select(rules, &opts->ignore, true, &err) < 0))
+    if (rc == 0 && (main__select(rules, &opts->select, P2S_RULES_SELECT, &err) < 0 ||
+                    main__select(rules, &opts->ignore, P2S_RULES_IGNORE, &err) < 0 ||
+                    main__select(rules, &opts->warn, P2S_RULES_WARN, &err) < 0))
         rc = -1;
     if (rc < 0)
         fprintf(stderr, "%s\n", err.buf);
@@ -227,10 +231,13 @@ static int main__run_file(const P2sOptions *opts, const P2sRules *rules, P2sRepo
         status = p2s_unit_finish(&unit, rules);
     }
     p2s_report_file(report, name, &src, &unit.sink);
-    if (status != P2S_TRANSPILE_OK) {
+    if (!p2s_transpile_made_output(status)) {
         code = status == P2S_TRANSPILE_INPUT_ERROR ? P2S_EXIT_INPUT : P2S_EXIT_INTERNAL;
         goto done;
     }
+    /* Contract errors fail the run, and the output (the rest transpiled) is still delivered. */
+    if (status == P2S_TRANSPILE_CONTRACT_ERROR)
+        code = P2S_EXIT_INPUT;
     if (opts->list) {
         p2s_deliver_list(name, &src, &unit.found, stdout);
         goto done;
@@ -269,6 +276,8 @@ int main(int argc, char **argv)
 
     p2s_alloc_init();
     main__install_signals();
+    if (argc >= 2 && strcmp(argv[1], "lsp") == 0)  /* the language server: lsp.h */
+        return p2s_lsp_main(argc - 1, argv + 1);
     p2s_strbuf_init(&err);
     const char *faults = getenv("P2S_FAULT");
     if (faults && p2s_io_faults_parse(faults) < 0) {

@@ -18,6 +18,7 @@ static const char *const parse__field_names[P2S_FIELD_COUNT] = {
     "module_name",
     "name",
     "object",
+    "operator",
     "parameters",
     "right",
     "superclasses",

@@ -250,18 +250,33 @@ static const char *plan__line_ending(const P2sSource *src)
     return nl && nl > src->bytes && nl[-1] == '\r' ? "\r\n" : "\n";
 }
 
+/* Whether anything is transpiled: a site, or a PyLayer (for its builder, or for other modules'
+ * calls), that is not left as written. A file whose every PyLayer is left as written stays
+ * byte-identical. */
+static bool plan__transpiles_any(const P2sFindings *found)
+{
+    for (size_t i = 0; i < found->sites.size; i++)
+        if (!found->sites.contents[i].as_written)
+            return true;
+    for (size_t i = 0; i < found->classes.size; i++)
+        if (found->classes.contents[i].is_pylayer && !found->classes.contents[i].as_written)
+            return true;
+    return false;
+}
+
 int p2s_plan_build(const P2sSource *src, const P2sFindings *found, const P2sRules *rules,
                    P2sDiagSink *sink, P2sPlan *out)
 {
     P2sPlan plan;
     p2s_plan_init(&plan);
-    if (found->already_transpiled || (found->pylayer_count == 0 && found->sites.size == 0)) {
+    if (found->already_transpiled || !plan__transpiles_any(found)) {
         *out = plan;
         return 0;
     }
     const char *eol = plan__line_ending(src);
     for (size_t i = 0; i < found->sites.size; i++)
-        plan__add_site(&plan, &found->sites.contents[i]);
+        if (!found->sites.contents[i].as_written)
+            plan__add_site(&plan, &found->sites.contents[i]);
     if (plan__add_runtime_import(&plan, src, found, rules, eol, sink) < 0) {
         p2s_plan_release(&plan);
         return -1;
@@ -273,7 +288,7 @@ int p2s_plan_build(const P2sSource *src, const P2sFindings *found, const P2sRule
                     ": static-graph builders (generated; edit the classes above instead) ---%s"
                     "_p2s.require(\"" P2S_VERSION "\")%s", eol, eol, eol, eol);
     for (size_t i = 0; i < found->classes.size; i++)
-        if (found->classes.contents[i].builder)
+        if (found->classes.contents[i].builder && !found->classes.contents[i].as_written)
             plan__add_builder(&plan.tail, src, &found->classes.contents[i], eol);
     p2s_strbuf_addf(&plan.tail, "# pylayer2static " P2S_VERSION "%s", eol);
 

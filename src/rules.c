@@ -269,7 +269,7 @@ static void rules__set_text(char **slot, const cJSON *value)
     *slot = cJSON_IsString(value) ? p2s_strdup(value->valuestring) : NULL;
 }
 
-static void rules__apply_diag(P2sRules *self, const cJSON *entry)
+static void rules__apply_diag(P2sRules *self, const cJSON *entry, bool defining)
 {
     P2sRuleDiag *d = (P2sRuleDiag *)p2s_rules_diag(self, entry->string);
     if (!d) {
@@ -280,8 +280,11 @@ static void rules__apply_diag(P2sRules *self, const cJSON *entry)
         d = array_back(&self->diagnostics);
     }
     for (const cJSON *f = entry->child; f; f = f->next) {
-        if (strcmp(f->string, "severity") == 0)
+        if (strcmp(f->string, "severity") == 0) {
             rules__severity(f->valuestring, &d->severity);
+            if (defining)
+                d->builtin_severity = d->severity;
+        }
         else if (strcmp(f->string, "message") == 0)
             rules__set_text(&d->message, f);
         else if (strcmp(f->string, "fix") == 0)
@@ -335,7 +338,7 @@ static void rules__apply_hazard(P2sRules *self, const cJSON *h, bool builtin)
     memcpy(known->code, h->valuestring, 7);
 }
 
-static void rules__apply(P2sRules *self, const cJSON *root)
+static void rules__apply(P2sRules *self, const cJSON *root, bool defining)
 {
     const cJSON *version = cJSON_GetObjectItemCaseSensitive(root, "version");
     if (version)
@@ -347,7 +350,7 @@ static void rules__apply(P2sRules *self, const cJSON *root)
     const cJSON *diags = cJSON_GetObjectItemCaseSensitive(root, "diagnostics");
     for (const cJSON *entry = diags ? diags->child : NULL; entry; entry = entry->next)
         if (strcmp(entry->string, "$comment") != 0)
-            rules__apply_diag(self, entry);
+            rules__apply_diag(self, entry, defining);
     const cJSON *methods = cJSON_GetObjectItemCaseSensitive(root, "ctx_methods");
     for (const cJSON *entry = methods ? methods->child : NULL; entry; entry = entry->next)
         if (strcmp(entry->string, "$comment") != 0)
@@ -372,7 +375,7 @@ static int rules__load(P2sRules *self, const Loader *ld, const char *text, size_
     }
     int rc = rules__check_shape(ld, self, root);
     if (rc == 0)
-        rules__apply(self, root);
+        rules__apply(self, root, ld->defining);
     cJSON_Delete(root);
     return rc;
 }
@@ -463,7 +466,7 @@ static size_t rules__specificity(const char *selector)
     return strcmp(selector, "ALL") == 0 ? 0 : strlen(selector);
 }
 
-static int rules__add_selector(P2sRules *self, const char *selector, P2sStrbuf *err, bool ignore)
+static int rules__check_selector(const P2sRules *self, const char *selector, P2sStrbuf *err)
 {
     bool matches = false;
     for (size_t i = 0; i < self->diagnostics.size && !matches; i++)
@@ -473,21 +476,56 @@ static int rules__add_selector(P2sRules *self, const char *selector, P2sStrbuf *
         p2s_strbuf_addf(err, "unknown rule selector '%s': expected ALL or a prefix of a code such as P2S1 or P2S105 (docs/rules.md)", selector);
         return -1;
     }
-    if (ignore)
-        array_push(&self->ignore, p2s_strdup(selector));
-    else
-        array_push(&self->select, p2s_strdup(selector));
     return 0;
 }
 
 int p2s_rules_select(P2sRules *self, const char *selector, P2sStrbuf *err)
 {
-    return rules__add_selector(self, selector, err, false);
+    if (rules__check_selector(self, selector, err) < 0)
+        return -1;
+    array_push(&self->select, p2s_strdup(selector));
+    return 0;
 }
 
 int p2s_rules_ignore(P2sRules *self, const char *selector, P2sStrbuf *err)
 {
-    return rules__add_selector(self, selector, err, true);
+    if (rules__check_selector(self, selector, err) < 0)
+        return -1;
+    array_push(&self->ignore, p2s_strdup(selector));
+    return 0;
+}
+
+int p2s_rules_warn(P2sRules *self, const char *selector, P2sStrbuf *err)
+{
+    if (rules__check_selector(self, selector, err) < 0)
+        return -1;
+    for (size_t i = 0; i < self->diagnostics.size; i++) {
+        P2sRuleDiag *d = &self->diagnostics.contents[i];
+        if (d->configurable && d->severity == P2S_ERROR && rules__selector_matches(selector, d->code))
+            d->severity = P2S_WARNING;
+    }
+    return 0;
+}
+
+int p2s_rules_apply_selectors(P2sRules *self, P2sRulesSelection what, const char *list, P2sStrbuf *err)
+{
+    int rc = 0;
+    while (*list && rc == 0) {
+        size_t n = strcspn(list, ",");
+        char *selector = p2s_strndup(list, n);
+        rc = what == P2S_RULES_SELECT ? p2s_rules_select(self, selector, err)
+           : what == P2S_RULES_IGNORE ? p2s_rules_ignore(self, selector, err)
+           : p2s_rules_warn(self, selector, err);
+        p2s_free(selector);
+        list += n + (list[n] == ',');
+    }
+    return rc;
+}
+
+bool p2s_rules_leaves_as_written(const P2sRules *self, const char *code)
+{
+    const P2sRuleDiag *d = p2s_rules_diag(self, code);
+    return d && (d->severity == P2S_ERROR || d->builtin_severity == P2S_ERROR);
 }
 
 void p2s_rules_selection_reset(P2sRules *self)

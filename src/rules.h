@@ -37,7 +37,8 @@ typedef struct {
 
 typedef struct {
     char code[8];          /* "P2S101" */
-    P2sSeverity severity;
+    P2sSeverity severity;  /* as reported */
+    P2sSeverity builtin_severity;  /* as rules/paddle.json defines it */
     char *message;         /* template: `{name}` placeholders, `{{` / `}}` for braces */
     char *fix;             /* template or NULL */
     bool configurable;     /* false: emitted by the pipeline itself (syntax, encoding, internal);
@@ -77,6 +78,18 @@ const P2sRuleDiag *p2s_rules_diag(const P2sRules *self, const char *code);
  * matches no configurable code. */
 int  p2s_rules_select(P2sRules *self, const char *selector, P2sStrbuf *err);
 int  p2s_rules_ignore(P2sRules *self, const char *selector, P2sStrbuf *err);
+/* Reports the errors among the codes selector matches as warnings (`warn`), in the rules loaded
+ * so far. Same contract as select/ignore. */
+int  p2s_rules_warn(P2sRules *self, const char *selector, P2sStrbuf *err);
+/* Whether a finding of code leaves its class (or its `.apply` site) as written: the code is an
+ * error as reported, or in the built-in rules. So lowering a severity (a rules file, `warn`)
+ * changes what is reported and the exit status, never the output; hiding a finding (select,
+ * ignore, noqa) says it does not apply. */
+bool p2s_rules_leaves_as_written(const P2sRules *self, const char *code);
+typedef enum { P2S_RULES_SELECT, P2S_RULES_IGNORE, P2S_RULES_WARN } P2sRulesSelection;
+/* Applies each selector of a comma-separated list ("P2S1,P2S201") as select, ignore or warn.
+ * Returns 0, or -1 with the reason for the first unknown selector in err. */
+int  p2s_rules_apply_selectors(P2sRules *self, P2sRulesSelection what, const char *list, P2sStrbuf *err);
 /* Forgets every select and ignore (a command line overriding a config file). */
 void p2s_rules_selection_reset(P2sRules *self);
 bool p2s_rules_code_enabled(const P2sRules *self, const char *code);

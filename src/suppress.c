@@ -57,7 +57,7 @@ bool p2s_suppress_noqa(const P2sSource *src, size_t line, const char *code)
     return false;
 }
 
-static bool suppress__hidden(const P2sDiag *d, const P2sSource *src, const P2sRules *rules)
+bool p2s_suppress_hides(const P2sDiag *d, const P2sSource *src, const P2sRules *rules)
 {
     if (!d->code[0])
         return false;
@@ -78,7 +78,7 @@ void p2s_suppress_filter(P2sDiagSink *sink, size_t from, const P2sSource *src, c
     size_t kept = from;
     for (size_t i = from; i < sink->items.size; i++) {
         P2sDiag *d = &sink->items.contents[i];
-        if (suppress__hidden(d, src, rules)) {
+        if (p2s_suppress_hides(d, src, rules)) {
             p2s_free(d->message);
             p2s_free(d->fix);
         } else {

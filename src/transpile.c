@@ -34,10 +34,19 @@ void p2s_unit_drop_tree(P2sUnit *self)
 
 P2sTranspileStatus p2s_unit_parse(P2sUnit *self)
 {
+    return p2s_unit_reparse(self, NULL, NULL);
+}
+
+P2sTranspileStatus p2s_unit_reparse(P2sUnit *self, const TSTree *old, TSTree **keep)
+{
+    if (keep)
+        *keep = NULL;
     if (p2s_source_validate(self->src, &self->sink) < 0)
         return P2S_TRANSPILE_INPUT_ERROR;
     size_t errors_before = self->sink.errors, diags_before = self->sink.items.size;
-    TSTree *tree = p2s_parse(self->src, &self->sink);
+    TSTree *tree = p2s_parse_incremental(self->src, old, &self->sink);
+    if (keep)
+        *keep = ts_tree_copy(tree);
     if (self->sink.errors > errors_before) {
         p2s_parse_explain_limits(self->src, &self->sink, diags_before);
         ts_tree_delete(tree);
@@ -147,11 +156,10 @@ P2sTranspileStatus p2s_unit_finish(P2sUnit *self, const P2sRules *rules)
     self->changed = false;
     p2s_strbuf_reset(&self->out);
 
-    /* A broken contract fails the run like a syntax error: nothing is written. */
-    if (p2s_check(self->src, &self->found, rules, &self->sink) > 0) {
-        status = P2S_TRANSPILE_INPUT_ERROR;
-        goto done;
-    }
+    /* A broken contract leaves the classes and sites at fault as written (check.c marks them);
+     * the rest is transpiled, and the run still fails. */
+    P2sTranspileStatus made = p2s_check(self->src, &self->found, rules, &self->sink) > 0
+                            ? P2S_TRANSPILE_CONTRACT_ERROR : P2S_TRANSPILE_OK;
     size_t planned_from = self->sink.items.size;
     if (p2s_plan_build(self->src, &self->found, rules, &self->sink, &plan) < 0) {
         if (strcmp(array_back(&self->sink.items)->code, "P2S001") == 0)
@@ -161,7 +169,7 @@ P2sTranspileStatus p2s_unit_finish(P2sUnit *self, const P2sRules *rules)
     p2s_suppress_filter(&self->sink, planned_from, self->src, rules);
     if (p2s_plan_is_empty(&plan)) {
         p2s_strbuf_add(&self->out, self->src->bytes, self->src->len);
-        status = P2S_TRANSPILE_OK;
+        status = made;
         goto done;
     }
     /* The grammar misreads lone-CR line endings without always failing: such a file is
@@ -171,13 +179,17 @@ P2sTranspileStatus p2s_unit_finish(P2sUnit *self, const P2sRules *rules)
         status = P2S_TRANSPILE_INPUT_ERROR;
         goto done;
     }
+    if (self->lint_only) {  /* every diagnostic is in: the output is not wanted */
+        status = made;
+        goto done;
+    }
     p2s_emit(self->src, &plan, &self->out);
     if (transpile__verify(self, &plan, &self->out, &self->sink) < 0) {
         p2s_strbuf_reset(&self->out);
         goto done;
     }
     self->changed = true;
-    status = P2S_TRANSPILE_OK;
+    status = made;
 done:
     p2s_plan_release(&plan);
     return status;
@@ -207,7 +219,7 @@ P2sTranspileStatus p2s_transpile(const P2sSource *src, const P2sRules *rules, P2
     } else if (status == P2S_TRANSPILE_OK) {
         p2s_unit_find(&unit, rules, NULL);
         status = p2s_unit_finish(&unit, rules);
-        if (status == P2S_TRANSPILE_OK) {
+        if (p2s_transpile_made_output(status)) {
             p2s_strbuf_add(out, unit.out.buf, unit.out.len);
             *changed = unit.changed;
         }

@@ -16,9 +16,17 @@
 
 typedef enum {
     P2S_TRANSPILE_OK,
-    P2S_TRANSPILE_INPUT_ERROR,     /* encoding, syntax or contract errors: nothing produced */
+    P2S_TRANSPILE_INPUT_ERROR,     /* encoding or syntax errors: nothing produced */
+    P2S_TRANSPILE_CONTRACT_ERROR,  /* contract errors: the output is produced, the classes and
+                                      sites at fault left as written; the run exits 1 */
     P2S_TRANSPILE_INTERNAL_ERROR,  /* the output failed verification: nothing produced */
 } P2sTranspileStatus;
+
+/* OK and CONTRACT_ERROR produce an output. */
+static inline bool p2s_transpile_made_output(P2sTranspileStatus status)
+{
+    return status == P2S_TRANSPILE_OK || status == P2S_TRANSPILE_CONTRACT_ERROR;
+}
 
 typedef enum {
     P2S_MODE_TRANSPILE,   /* find, check, rewrite and verify */
@@ -33,11 +41,18 @@ typedef struct {
     P2sDiagSink sink;
     P2sStrbuf out;              /* the output once finished */
     bool changed;               /* out differs from the input */
+    bool lint_only;             /* finish checks and plans but makes no output (no emit, no
+                                   verify): the language server's diagnostics on each change */
 } P2sUnit;
 
 void p2s_unit_init(P2sUnit *self, const P2sSource *src);
 /* Validates and parses. Returns OK or INPUT_ERROR (diagnostics in the sink). */
 P2sTranspileStatus p2s_unit_parse(P2sUnit *self);
+/* The same, reusing old (NULL: from scratch), a tree of an earlier text already told of the
+ * edits (ts_tree_edit), so only what changed is parsed again (the language server). When keep
+ * is not NULL it receives a copy of the new tree, also when it has syntax errors (NULL when
+ * the source was rejected before parsing): the caller's, for the next reparse. */
+P2sTranspileStatus p2s_unit_reparse(P2sUnit *self, const TSTree *old, TSTree **keep);
 /* (Re)finds PyLayers; module may be NULL (a lone file). */
 void p2s_unit_find(P2sUnit *self, const P2sRules *rules, const P2sModule *module);
 /* Frees the tree and findings but keeps the diagnostics: for a module that needs no rewrite,
@@ -47,8 +62,8 @@ void p2s_unit_drop_tree(P2sUnit *self);
 P2sTranspileStatus p2s_unit_finish(P2sUnit *self, const P2sRules *rules);
 void p2s_unit_release(P2sUnit *self);
 
-/* All steps for a lone source; on OK, out holds the output (the input itself when nothing
- * changes) and *changed says whether it differs. */
+/* All steps for a lone source; on OK or CONTRACT_ERROR, out holds the output (the input itself
+ * when nothing changes) and *changed says whether it differs. */
 P2sTranspileStatus p2s_transpile(const P2sSource *src, const P2sRules *rules, P2sTranspileMode mode,
                                  P2sDiagSink *sink, P2sStrbuf *out, bool *changed);
 

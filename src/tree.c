@@ -3,7 +3,8 @@
  * Phases: walk (sorted, so every run sees files in one order) -> read, parse and find every
  * module on the workers -> find again, on this thread, until the set of PyLayer classes that
  * modules export (directly or re-exported) stops growing -> finish every module on the workers
- * -> report and deliver in path order on this thread. Workers only touch their own entry, so
+ * -> on this thread, finish again each module that uses an exported PyLayer left as written
+ * (a contract error), until no more are -> report and deliver in path order on this thread. Workers only touch their own entry, so
  * -jN output is byte-identical to -j1. */
 #include "tree.h"
 
@@ -36,8 +37,10 @@ typedef struct {
                                    again when it is finished */
     bool kept;                  /* its tree counts against the budget */
     P2sNameSet misses;          /* parked: what resolution still needs of the findings */
-    P2sStrings exports;
+    P2sStrings exports;         /* parked or finished: the findings' exports and targets */
+    P2sStrings export_targets;
     P2sStrings depends;         /* other modules' PyLayers it uses, kept for --depfile */
+    P2sStrings as_written;      /* finished: qualified names of its exports left as written */
     P2sDiagSink io;             /* walk and read errors, and non-Python copies */
 } Entry;
 
@@ -168,7 +171,7 @@ static void tree__walk(Tree *t, const char *rel)
 
 /* Packages above the source root: a root that is itself a package keeps its name, so
  * `import pkg.ops` inside pkg/ resolves. */
-static char *tree__package_prefix(const char *src_root)
+char *p2s_tree_package_prefix(const char *src_root)
 {
     char *path = realpath(src_root, NULL);
     P2sStrbuf prefix;
@@ -200,22 +203,27 @@ static char *tree__package_prefix(const char *src_root)
     return p2s_strbuf_detach(&prefix, NULL);
 }
 
-static void tree__module_name(const Tree *t, Entry *e)
+char *p2s_tree_module_name(const char *package_prefix, const char *rel, bool *is_package)
 {
     P2sStrbuf name;
     p2s_strbuf_init(&name);
-    p2s_strbuf_adds(&name, t->package_prefix);
-    size_t n = strlen(e->rel) - 3;  /* without ".py" */
-    const char *base = strrchr(e->rel, '/');
-    base = base ? base + 1 : e->rel;
-    e->is_package = strcmp(base, "__init__.py") == 0;
-    if (e->is_package)
-        n = base == e->rel ? 0 : (size_t)(base - e->rel - 1);
+    p2s_strbuf_adds(&name, package_prefix);
+    size_t n = strlen(rel) - 3;  /* without ".py" */
+    const char *base = strrchr(rel, '/');
+    base = base ? base + 1 : rel;
+    *is_package = strcmp(base, "__init__.py") == 0;
+    if (*is_package)
+        n = base == rel ? 0 : (size_t)(base - rel - 1);
     if (n && name.len)
         p2s_strbuf_addch(&name, '.');
     for (size_t i = 0; i < n; i++)
-        p2s_strbuf_addch(&name, e->rel[i] == '/' ? '.' : e->rel[i]);
-    e->module = p2s_strbuf_detach(&name, NULL);
+        p2s_strbuf_addch(&name, rel[i] == '/' ? '.' : rel[i]);
+    return p2s_strbuf_detach(&name, NULL);
+}
+
+static void tree__module_name(const Tree *t, Entry *e)
+{
+    e->module = p2s_tree_module_name(t->package_prefix, e->rel, &e->is_package);
 }
 
 static P2sModule tree__module(const Tree *t, const Entry *e)
@@ -228,15 +236,26 @@ static void tree__unpark(Entry *e)
 {
     p2s_nameset_release(&e->misses);
     p2s_strings_release(&e->exports);
+    p2s_strings_release(&e->export_targets);
     e->parked = false;
 }
 
-/* Drops a module's tree and findings, keeping what --depfile needs of them. */
+/* Moves *from into *to, releasing what *to held. */
+static void tree__move_strings(P2sStrings *to, P2sStrings *from)
+{
+    p2s_strings_release(to);
+    *to = *from;
+    memset(from, 0, sizeof *from);
+}
+
+/* Drops a module's tree and findings, keeping what --depfile and the exports of classes left as
+ * written need of them. */
 static void tree__drop_tree(Entry *e)
 {
-    p2s_strings_release(&e->depends);
-    e->depends = e->unit.found.externals_used;
-    memset(&e->unit.found.externals_used, 0, sizeof e->unit.found.externals_used);
+    P2sFindings *found = &e->unit.found;
+    tree__move_strings(&e->depends, &found->externals_used);
+    tree__move_strings(&e->exports, &found->exports);
+    tree__move_strings(&e->export_targets, &found->export_targets);
     p2s_unit_drop_tree(&e->unit);
 }
 
@@ -261,9 +280,7 @@ static void tree__park_or_keep(Tree *t, Entry *e)
         return;
     tree__unpark(e);
     e->misses = found->misses;
-    e->exports = found->exports;
     memset(&found->misses, 0, sizeof found->misses);
-    memset(&found->exports, 0, sizeof found->exports);
     tree__drop_tree(e);
     e->parked = true;
 }
@@ -356,6 +373,25 @@ static void tree__resolve_across_modules(Tree *t)
     }
 }
 
+/* Finishes a found module; notes which of its exports are left as written. */
+static void tree__finish(Tree *t, Entry *e)
+{
+    e->status = p2s_unit_finish(&e->unit, t->rules);
+    const P2sFindings *found = &e->unit.found;
+    p2s_strings_release(&e->as_written);
+    for (size_t k = 0; p2s_transpile_made_output(e->status) && k < found->exports.size; k++) {
+        size_t index = found->export_classes.contents[k];
+        if (index == SIZE_MAX || !found->classes.contents[index].as_written)
+            continue;
+        P2sStrbuf q;
+        p2s_strbuf_init(&q);
+        p2s_strbuf_addf(&q, "%s%s%s", e->module, *e->module ? "." : "", found->exports.contents[k]);
+        array_push(&e->as_written, p2s_strbuf_detach(&q, NULL));
+    }
+    if (!t->opts->list)
+        tree__drop_tree(e);  /* the output is made; only --list reads the findings */
+}
+
 static void tree__finish_one(void *ctx, size_t i)
 {
     Tree *t = ctx;
@@ -368,9 +404,91 @@ static void tree__finish_one(void *ctx, size_t i)
         if (e->status != P2S_TRANSPILE_OK)
             return;
     }
-    e->status = p2s_unit_finish(&e->unit, t->rules);
-    if (!t->opts->list)
-        tree__drop_tree(e);  /* the output is made; only --list reads the findings */
+    tree__finish(t, e);
+}
+
+/* Marks q left as written in the external set; true when it was not yet. */
+static bool tree__mark_as_written(Tree *t, const char *q)
+{
+    size_t value = 0;
+    if (p2s_nameset_get(&t->external, q, strlen(q), &value) && value == P2S_EXTERNAL_AS_WRITTEN)
+        return false;
+    p2s_nameset_put(&t->external, q, strlen(q), P2S_EXTERNAL_AS_WRITTEN);
+    return true;
+}
+
+/* Marks every export left as written: a module's own, then re-exports of marked names until
+ * nothing changes. The names newly marked go to fresh. */
+static void tree__collect_as_written(Tree *t, P2sStrings *fresh)
+{
+    for (bool grew = true; grew;) {
+        grew = false;
+        for (size_t i = 0; i < t->entries.size; i++) {
+            const Entry *e = &t->entries.contents[i];
+            if (!e->read_ok)
+                continue;
+            for (size_t k = 0; k < e->as_written.size; k++)
+                if (tree__mark_as_written(t, e->as_written.contents[k]))
+                    array_push(fresh, p2s_strdup(e->as_written.contents[k]));
+            const P2sStrings *names = e->unit.tree ? &e->unit.found.exports : &e->exports;
+            const P2sStrings *targets = e->unit.tree ? &e->unit.found.export_targets : &e->export_targets;
+            for (size_t k = 0; k < targets->size; k++) {
+                const char *target = targets->contents[k];
+                size_t value = 0;
+                if (!*target || !p2s_nameset_get(&t->external, target, strlen(target), &value) ||
+                    value != P2S_EXTERNAL_AS_WRITTEN)
+                    continue;
+                P2sStrbuf q;
+                p2s_strbuf_init(&q);
+                p2s_strbuf_addf(&q, "%s%s%s", e->module, *e->module ? "." : "", names->contents[k]);
+                if (tree__mark_as_written(t, q.buf)) {
+                    array_push(fresh, p2s_strbuf_detach(&q, NULL));
+                    grew = true;
+                }
+                p2s_strbuf_release(&q);
+            }
+        }
+    }
+}
+
+static bool tree__uses_any(const P2sStrings *used, const P2sStrings *fresh)
+{
+    for (size_t i = 0; i < used->size; i++)
+        for (size_t k = 0; k < fresh->size; k++)
+            if (strcmp(used->contents[i], fresh->contents[k]) == 0)
+                return true;
+    return false;
+}
+
+/* A module's calls of another module's PyLayer left as written stay as written too, and its
+ * subclasses of one are left as written: each module that uses one is found and finished again
+ * (one tree at a time, on this thread), until no more exports are left as written. */
+static void tree__leave_as_written_across_modules(Tree *t)
+{
+    for (;;) {
+        P2sStrings fresh = {0};
+        tree__collect_as_written(t, &fresh);
+        bool grew = fresh.size > 0;
+        for (size_t i = 0; grew && i < t->entries.size; i++) {
+            Entry *e = &t->entries.contents[i];
+            if (!e->read_ok || !p2s_transpile_made_output(e->status) || (e->parked && !e->rewrites) ||
+                !tree__uses_any(e->unit.tree ? &e->unit.found.externals_used : &e->depends, &fresh))
+                continue;
+            e->kept = true;
+            tree__unpark(e);
+            p2s_unit_release(&e->unit);
+            p2s_unit_init(&e->unit, &e->src);
+            e->status = p2s_unit_parse(&e->unit);
+            if (e->status != P2S_TRANSPILE_OK)
+                continue;
+            tree__find(t, e);
+            if (!e->parked)
+                tree__finish(t, e);
+        }
+        p2s_strings_release(&fresh);
+        if (!grew)
+            return;
+    }
 }
 
 static int tree__mkdirs(const char *path, P2sStrbuf *err)
@@ -439,6 +557,8 @@ static void tree__report_and_deliver(Tree *t, P2sReport *report)
         Entry *e = &t->entries.contents[i];
         char *display = tree__join(t->src_root, e->rel);
         if (e->python && e->read_ok) {
+            if (e->status == P2S_TRANSPILE_CONTRACT_ERROR)
+                t->input_error = true;  /* and delivered like any output */
             if (e->status == P2S_TRANSPILE_INPUT_ERROR)
                 t->input_error = true;
             else if (e->status == P2S_TRANSPILE_INTERNAL_ERROR)
@@ -559,6 +679,7 @@ static void tree__release(Tree *t)
         p2s_diag_sink_release(&e->io);
         tree__unpark(e);
         p2s_strings_release(&e->depends);
+        p2s_strings_release(&e->as_written);
         p2s_free(e->rel);
         p2s_free(e->module);
     }
@@ -579,7 +700,7 @@ int p2s_tree_run(const P2sOptions *opts, const P2sRules *rules, P2sReport *repor
     t.rules = rules;
     t.src_root = tree__strip_slashes(opts->input);
     t.out_root = tree__strip_slashes(opts->in_place || !opts->output ? opts->input : opts->output);
-    t.package_prefix = tree__package_prefix(t.src_root);
+    t.package_prefix = p2s_tree_package_prefix(t.src_root);
     p2s_nameset_init(&t.external);
     p2s_output_batch_init(&t.batch);
     int code = P2S_EXIT_OK;
@@ -604,6 +725,8 @@ int p2s_tree_run(const P2sOptions *opts, const P2sRules *rules, P2sReport *repor
     if (!opts->parse_only)
         tree__resolve_across_modules(&t);
     p2s_parallel_for(t.entries.size, jobs, tree__finish_one, &t);
+    if (!opts->parse_only)
+        tree__leave_as_written_across_modules(&t);
     tree__report_and_deliver(&t, report);
     if (opts->depfile && !opts->check && !opts->diff)
         tree__write_depfile(&t);

@@ -12,4 +12,11 @@
 /* Returns the exit code (cli.h). Diagnostics of every file go to report, in path order. */
 int p2s_tree_run(const P2sOptions *opts, const P2sRules *rules, P2sReport *report);
 
+/* Dotted packages above src_root (a root that is itself a package keeps its name); "" when
+ * none. Caller frees. Shared with the language server's workspace index (lsp_workspace.c). */
+char *p2s_tree_package_prefix(const char *src_root);
+/* The module name of rel (a .py path below the root): `pkg/ops.py` -> prefix.pkg.ops; a
+ * package's __init__.py names the package (*is_package). Caller frees. */
+char *p2s_tree_module_name(const char *package_prefix, const char *rel, bool *is_package);
+
 #endif

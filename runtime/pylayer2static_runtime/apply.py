@@ -11,7 +11,7 @@ from typing import Any, Callable, Dict
 
 import paddle
 
-from . import dy2static, sot
+from . import dy2static, legacy, sot
 from .op import PyLayerOp, call_as_written
 
 _BUILDERS: Dict[type, Callable[..., Any]] = {}
@@ -89,3 +89,4 @@ def applier(layer: Any) -> Callable[..., Any]:
 
 sot.skip_runtime_files()
 dy2static.install()
+legacy.install()

@@ -66,21 +66,83 @@ def restore_mangling(original: Callable[..., Any], converted: Any) -> Any:
     return converted
 
 
+def keep_kwdefaults(original: Callable[..., Any], converted: Any) -> Any:
+    """Give `converted` the keyword-only defaults of `original`. paddle 3.0.0 and 3.1.1
+    python/paddle/jit/dy2static/utils.py `ast_to_func` rebuild the converted function with
+    `types.FunctionType(code, globals, name, argdefs=__defaults__, closure)` and drop
+    `__kwdefaults__` (3.2.0 sets them again; 2.6.2 returns the function as compiled), so a
+    converted `def f(x, *, k=2.0)` called as `f(x)` raised TypeError there, under the
+    framework's own to_static as well."""
+    if not isinstance(converted, types.FunctionType) or converted.__kwdefaults__ is not None:
+        return converted
+    kwdefaults = getattr(original, "__kwdefaults__", None)
+    if kwdefaults is None:
+        kwdefaults = getattr(inspect.unwrap(original), "__kwdefaults__", None)
+    if kwdefaults is not None:
+        names = converted.__code__.co_varnames[
+            converted.__code__.co_argcount:converted.__code__.co_argcount + converted.__code__.co_kwonlyargcount]
+        if set(kwdefaults) <= set(names):
+            converted.__kwdefaults__ = dict(kwdefaults)
+    return converted
+
+
+_CONVERSION_ERROR = "_p2s_conversion_error"
+
+
+def _tolerant_init(init: Callable[..., None]) -> Callable[..., None]:
+    """`StaticPyLayer.__init__` converts forward and backward at once (paddle 3.3.1 and
+    2.6.2), so merely naming a class whose forward dy2static cannot convert (a class-based
+    decorator, no source, a default naming a module global) fails converted code, even when the runtime, which builds the
+    class itself, is what applies it. The failure now waits for the wrapper's own `apply`."""
+
+    @functools.wraps(init)
+    def tolerant(self: Any, dyfunc_self: Any) -> None:
+        try:
+            init(self, dyfunc_self)
+        except Exception as exc:  # noqa: BLE001 - kept and raised by the wrapper's `apply`
+            self.__dict__["dyfunc_self"] = dyfunc_self
+            self.__dict__[_CONVERSION_ERROR] = exc
+
+    return tolerant
+
+
+def _deferred_apply(apply: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(apply)
+    def checked(self: Any, *args: Any, **kwargs: Any) -> Any:
+        error = self.__dict__.get(_CONVERSION_ERROR)
+        if error is not None:
+            raise error
+        return apply(self, *args, **kwargs)
+
+    return checked
+
+
+def _as_base(self: Any, bases: Any) -> Any:
+    """`class C(PyLayer):` inside converted code: `convert_load` wraps every PyLayer class,
+    `PyLayer` itself included, so the base would be a `StaticPyLayer` object (TypeError
+    from its `__init__`); as a base it stands for its class (PEP 560)."""
+    return (self.dyfunc_self,)
+
+
 def install() -> None:
-    """Make the framework's `StaticPyLayer` wrapper read the class's other attributes, and
-    dy2static's converted functions keep Python's private-name mangling."""
+    """Make the framework's `StaticPyLayer` wrapper read the class's other attributes, serve
+    as a base class and tolerate a forward it cannot convert, and dy2static's converted functions keep Python's
+    private-name mangling and (paddle 3.0, 3.1) keyword-only defaults."""
     from paddle.jit.dy2static.program_translator import FunctionCache
     from paddle.jit.dy2static.py_layer import StaticPyLayer
 
     if "__getattr__" not in StaticPyLayer.__dict__:
         StaticPyLayer.__getattr__ = _class_attribute
+        StaticPyLayer.__init__ = _tolerant_init(StaticPyLayer.__init__)
+        StaticPyLayer.apply = _deferred_apply(StaticPyLayer.apply)
+        StaticPyLayer.__mro_entries__ = _as_base
     convert = FunctionCache._convert
     if getattr(convert, "_p2s_mangling", False):
         return
 
     @functools.wraps(convert)
     def convert_keeping_mangling(self: Any, func: Callable[..., Any]) -> Any:
-        return restore_mangling(func, convert(self, func))
+        return keep_kwdefaults(func, restore_mangling(func, convert(self, func)))
 
     convert_keeping_mangling._p2s_mangling = True  # type: ignore[attr-defined]
     FunctionCache._convert = convert_keeping_mangling

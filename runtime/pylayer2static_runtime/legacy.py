@@ -7,15 +7,21 @@ block once it is complete) and python/paddle/jit/dy2static/py_layer.py (saved
 variables are re-declared by name in the backward block; at run time the backward
 block finds them in the forward block's step scope).
 """
-from typing import Any, List, Tuple
+import contextlib
+import functools
+from typing import Any, Callable, List, Optional, Tuple
 
 import paddle
+from paddle.base import unique_name
 from paddle.base.framework import Variable  # paddle 2.6.2 (also 3.3.1 with PIR off)
+
+from .errors import PyLayerContractError
 
 
 class LegacyAdapter:
     """Per-op glue between `PyLayerOp` and the Program IR's `static_pylayer`."""
 
+    backward_built_with_forward = True
     name = "legacy"
 
     def __init__(self) -> None:
@@ -25,6 +31,25 @@ class LegacyAdapter:
     @staticmethod
     def is_tensor(value: Any) -> bool:
         return isinstance(value, Variable)
+
+    @staticmethod
+    def op_inputs(values: List[Any]) -> List[Any]:
+        """The op's inputs: a copy of each variable, used by this op alone.
+
+        `pylayer_grad`'s backward block writes `<input>@GRAD` itself (paddle 2.6.2
+        static_pylayer.py renames backward's outputs so), and the Program IR's autodiff
+        does not add it up with the variable's other gradients when the variable has other
+        consumers under to_static: an output of one PyLayer that is also a model output and
+        the input of a second PyLayer gets only one of its two gradients, silently (the
+        framework's own dy2static path too). Through a copy, the accumulation happens at the
+        `assign`, an ordinary op that autodiff adds up correctly.
+        """
+        copies = []
+        for var in values:
+            copy = paddle.assign(var)
+            copy.stop_gradient = var.stop_gradient
+            copies.append(copy)
+        return copies
 
     def save(self, values: List[Any]) -> None:
         """Called at the end of forward: remember the forward-block variables."""
@@ -45,6 +70,33 @@ class LegacyAdapter:
     def outputs_as_list(self, result: Any, count: int) -> List[Any]:
         return list(result) if result is not None else []
 
+    @staticmethod
+    def forward_only_backward(message: str, inputs: List[Any], needs_grad: bool) -> Optional[Callable[..., Any]]:
+        """The backward of a PyLayer without one. The Program IR builds the backward block
+        with the op, so the error waits for run time: a `py_func` op in that block raises
+        `message` when the gradient is computed, as eager raises in backward."""
+        if all(var.stop_gradient for var in inputs):
+            return None  # `static_pylayer` accepts no backward only for such inputs
+
+        def fail(*values: Any) -> None:
+            raise PyLayerContractError(message)
+
+        def no_backward(*grads: Any) -> List[Any]:
+            block = paddle.static.default_main_program().current_block()
+            outs = [
+                block.create_var(name=unique_name.generate("p2s_no_backward"), dtype=var.dtype, shape=var.shape)
+                for var in inputs
+            ]
+            paddle.static.py_func(func=fail, x=[g for g in grads if g is not None], out=outs)
+            return outs
+
+        return no_backward
+
+    @staticmethod
+    def backward_semantics() -> Any:
+        """Backward's sub-block needs nothing special in the Program IR."""
+        return contextlib.nullcontext()
+
     def finish(self) -> None:
         """Remove the backward block's stand-ins, as the framework does for its own context."""
         for block, name in self._declared:
@@ -53,3 +105,47 @@ class LegacyAdapter:
         if self._declared:
             self._declared[0][0].program._sync_with_cpp()
         self._declared = []
+
+
+class _BlocksKeptOnPop(list):
+    """A program's block list whose `pop` leaves the list as it is (see `install`)."""
+
+    def pop(self, index: Any = -1) -> Any:
+        return self[index]
+
+
+def _keeping_block_ids(normalize: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(normalize)
+    def normalize_program(*args: Any, **kwargs: Any) -> Any:
+        clone = paddle.static.Program.clone
+
+        def clone_keeping_block_ids(self: Any, *c_args: Any, **c_kwargs: Any) -> Any:
+            copy = clone(self, *c_args, **c_kwargs)
+            copy.blocks = _BlocksKeptOnPop(copy.blocks)
+            return copy
+
+        paddle.static.Program.clone = clone_keeping_block_ids
+        try:
+            return normalize(*args, **kwargs)
+        finally:
+            paddle.static.Program.clone = clone
+
+    normalize_program._p2s_keeps_block_ids = True  # type: ignore[attr-defined]
+    return normalize_program
+
+
+def install() -> None:
+    """Let `paddle.jit.save` export a program with more than one `pylayer` op.
+
+    paddle 2.6.2 and 3.3.1 static/io.py `normalize_program` drops each pylayer op's backward
+    block with `copy_program.blocks.pop(block_id)`, by id, from the Python list of blocks:
+    after the first pop the ids no longer match the list, so the second op's pop fails
+    (IndexError: pop index out of range) or removes another block, and the forward blocks
+    are then looked up by shifted ids. The pop removes nothing from the program's desc
+    (the op's `blocks` attribute is what drops the backward block), so while it runs the
+    list keeps its blocks and every id keeps naming its block.
+    """
+    from paddle.static import io
+
+    if not getattr(io.normalize_program, "_p2s_keeps_block_ids", False):
+        io.normalize_program = _keeping_block_ids(io.normalize_program)

@@ -1,11 +1,24 @@
 """`PyLayerOp`: one PyLayer call built as one `pylayer` op in a static graph.
 
-The op's inputs are every tensor among the call's arguments (nested lists, tuples
-and dicts included); non-tensor arguments go to forward as they are. The forward
-sub-block runs the class's forward (converted with dy2static's `convert_to_static`,
-so tensor-dependent `if`/`while` become control-flow ops) with a `StaticContext`;
-the backward sub-block runs its backward on the output gradients. Outputs come back
-in the structure forward returned.
+The op follows eager `PyLayer.apply` (paddle 3.3.1 and 2.6.2
+paddle/fluid/pybind/eager_py_layer.cc `pylayer_method_apply`, and
+paddle/fluid/eager/pylayer/py_layer_node.cc `GradNodePyLayer::operator()`):
+
+- forward gets the call exactly as written: `forward(ctx, *args, **kwargs)`;
+- gradient slots of the inputs: each argument, positional ones first and then the
+  keywords in the order written, that is a tensor (one slot) or a list/tuple directly
+  holding tensors (one slot whose gradient is a list);
+- gradient slots of the outputs: forward's result, or each item of it when it is a
+  tuple or a list, that is a tensor or a list/tuple directly holding tensors; backward
+  gets one gradient per output slot (a list for a list/tuple slot);
+- backward returns a tuple (one item per input slot) or a single value (the first);
+  it may return fewer items than there are input slots when every slot it leaves out
+  stops gradient; a slot that stops gradient must get None.
+
+Tensors deeper in the structures are op inputs and outputs too (so the sub-blocks
+can use them) but, as in eager, no gradient flows through them. Whatever breaks these
+rules raises `PyLayerContractError` while the graph is built, naming the class and
+where its forward/backward is defined; nothing is silently dropped or broadcast.
 """
 import contextlib
 import inspect
@@ -15,12 +28,8 @@ import paddle
 from paddle.static.nn import static_pylayer
 
 from . import context, structure
+from .convert import static_function
 from .errors import contract_error, reraise_with_user_lines
-
-_SLOTS_NOTE = (
-    "a tensor, or a list/tuple holding tensors, is one gradient slot; "
-    "other values have no gradient"
-)
 
 
 class _Default:
@@ -59,77 +68,37 @@ def forward_signature(cls: type) -> inspect.Signature:
     """The signature of `cls.forward` without its context parameter."""
     sig = inspect.signature(cls.forward)
     params = list(sig.parameters.values())
+    if params and params[0].kind is inspect.Parameter.VAR_POSITIONAL:
+        return sig  # forward(*args): ctx is args[0]; the rest binds as it is
     if not params or params[0].kind not in (
         inspect.Parameter.POSITIONAL_ONLY,
         inspect.Parameter.POSITIONAL_OR_KEYWORD,
     ):
-        raise contract_error(cls, "forward must take the context as its first parameter")
+        raise contract_error(cls, "forward must take the context as its first parameter", "forward")
     return sig.replace(parameters=params[1:])
 
 
-class _Marker:
-    """Where one argument of the call lands among forward's bound parameters."""
+def bind(cls: type, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tuple[Tuple[Any, ...], Dict[str, Any]]:
+    """Check that forward accepts the call; `DEFAULT` becomes forward's own default.
 
-    __slots__ = ("index",)
-
-    def __init__(self, index: int) -> None:
-        self.index = index
-
-
-_NOT_PASSED = 1 << 30
-"""Call index of a parameter filled by forward's default (after every passed argument)."""
-
-
-class Bound(NamedTuple):
-    """A call bound to forward's parameters.
-
-    `args`/`kwargs` are what forward receives; `call_index[j]` is, for the j-th top-level
-    item of `args + kwargs.values()`, its position in the call as written (positional
-    arguments first, then keywords in the order written), or `_NOT_PASSED` for a default.
+    Returns the call to make: unchanged when it holds no `DEFAULT` (the call as written,
+    as eager passes it), else bound to forward's parameters in signature order.
     """
-
-    args: Tuple[Any, ...]
-    kwargs: Dict[str, Any]
-    call_index: List[int]
-
-
-def bind(cls: type, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Bound:
-    """Bind a call to forward's parameters; `DEFAULT` becomes forward's own default."""
     sig = forward_signature(cls)
-    values = list(args) + list(kwargs.values())
-    markers = [_Marker(i) for i in range(len(values))]
     try:
-        bound = sig.bind(*markers[: len(args)], **dict(zip(kwargs, markers[len(args):])))
+        bound = sig.bind(*args, **kwargs)
     except TypeError as exc:
-        raise contract_error(cls, f"cannot call forward{sig}: {exc}") from None
-    bound.apply_defaults()
-    call_index: List[int] = []
-
-    def resolve(name: str, item: Any) -> Any:
-        if not isinstance(item, _Marker):  # a default filled in by apply_defaults
-            call_index.append(_NOT_PASSED)
-            return item
-        value = values[item.index]
+        raise contract_error(cls, f"cannot call forward{sig}: {exc}", "forward") from None
+    if not any(v is DEFAULT for v in list(args) + list(kwargs.values())):
+        return tuple(args), dict(kwargs)
+    for name, value in list(bound.arguments.items()):
         if value is DEFAULT:
             default = sig.parameters[name].default
             if default is inspect.Parameter.empty:
-                raise contract_error(cls, f"forward parameter '{name}' has no default")
-            call_index.append(_NOT_PASSED)
-            return default
-        call_index.append(item.index)
-        return value
-
-    for name, item in list(bound.arguments.items()):
-        kind = sig.parameters[name].kind
-        if kind is inspect.Parameter.VAR_POSITIONAL:
-            bound.arguments[name] = tuple(resolve(name, v) for v in item)
-        elif kind is inspect.Parameter.VAR_KEYWORD:
-            bound.arguments[name] = {k: resolve(name, v) for k, v in item.items()}
-        else:
-            bound.arguments[name] = resolve(name, item)
-    # `bound.args + bound.kwargs.values()` lists the parameters in signature order,
-    # as `bound.arguments` does, so `call_index` lines up with it.
-    return Bound(bound.args, bound.kwargs, call_index)
+                raise contract_error(cls, f"forward parameter '{name}' has no default", "forward")
+            del bound.arguments[name]
+    bound.apply_defaults()
+    return bound.args, bound.kwargs
 
 
 class _Calls:
@@ -142,10 +111,10 @@ class _Calls:
 def call_as_written(cls: type, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Iterator[None]:
     """While building `cls.apply(*args, **kwargs)`, remember the call as written.
 
-    A generated builder rebinds the call to forward's signature, which loses the order
-    of the keywords; eager `apply` (paddle 3.3.1 and 2.6.2) matches backward's return
-    values to the tensor arguments in the order they were passed (positional ones, then
-    keywords as written), so `PyLayerOp` needs that order.
+    A generated builder rebinds the call to forward's signature, which loses the order of
+    the keywords and fills in defaults; eager `apply` passes forward the call as written
+    and matches backward's return values to its arguments in that order, so `PyLayerOp`
+    uses it.
     """
     _Calls.stack.append((cls, tuple(args), dict(kwargs)))
     try:
@@ -154,38 +123,107 @@ def call_as_written(cls: type, args: Tuple[Any, ...], kwargs: Dict[str, Any]) ->
         _Calls.stack.pop()
 
 
-def _static_function(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """`fn` converted by dy2static (read from paddle 3.3.1 and 2.6.2 program_translator.py)."""
-    from paddle.jit.dy2static.program_translator import convert_to_static, unwrap_decorators
-
-    _, fn = unwrap_decorators(fn)
+def _inplace_map() -> Any:
+    """dy2static's record of in-place writes (`x[i] = v` rebinds `x` to set_value's
+    output when converted code loads `x`); paddle 3.x only."""
     try:
-        return convert_to_static(fn)
-    except (OSError, TypeError):  # no source to convert (e.g. built with exec): run as is
-        return fn
+        from paddle.jit.dy2static.parameter_recorder import _global_inplace_map
+    except ImportError:  # paddle 2.6.2: set_value writes the variable itself
+        return None
+    return _global_inplace_map
+
+
+@contextlib.contextmanager
+def converted_code_semantics() -> Iterator[None]:
+    """Run converted forward/backward code as dy2static does, also in a pure static program.
+
+    Outside to_static, converted code does not follow in-place writes (`out[i:j] = x`):
+    paddle 3.3.1 `convert_load` consults the in-place map only in to_static mode, so a
+    later `out` reads the tensor before the write (wrong values, no error), and paddle
+    2.6.2 `Variable.__setitem__` refuses outside it. Both read the flag
+    `global_var._in_to_static_mode_` (paddle/base/dygraph/base.py).
+    """
+    from paddle.base.dygraph import base
+
+    if base.in_to_static_mode():
+        yield
+        return
+    inplace = _inplace_map()
+    checkpoint = inplace.save_checkpoint() if inplace is not None else None
+    previous = base.global_var._in_to_static_mode_
+    base.global_var._in_to_static_mode_ = True
+    try:
+        yield
+    finally:
+        base.global_var._in_to_static_mode_ = previous
+        if inplace is not None:
+            inplace.restore_checkpoint(checkpoint)
 
 
 def _is_in(value: Any, values: List[Any]) -> bool:
     return any(value is v for v in values)
 
 
-def _gets_no_gradient(output: Any, state: Any, inputs: List[Any]) -> bool:
-    """Eager semantics: outputs marked non-differentiable, and inputs returned as they
-    are after `mark_not_inplace` (eager returns a new tensor that gradients do not
-    flow through), get no gradient."""
-    if _is_in(output, state.non_differentiable):
+class Slot(NamedTuple):
+    """One gradient slot: a tensor, or a list/tuple directly holding tensors."""
+
+    number: int  # which argument (inputs) or which item of forward's result (outputs)
+    listed: bool  # a list/tuple: its gradients travel as a list
+    tensors: Tuple[int, ...]  # its tensors, as indices into the op's inputs or outputs
+
+
+def eager_slots(items: List[Any], is_tensor: Callable[[Any], bool]) -> Tuple[List[Any], List[Slot]]:
+    """The leaves of `items` (depth first) and eager's gradient slots among them."""
+    leaves: List[Any] = []
+    slots: List[Slot] = []
+    count = 0
+    for number, item in enumerate(items):
+        members: List[int] = []
+        for child in item if isinstance(item, (list, tuple)) else [item]:
+            child_leaves = structure.flatten(child)
+            direct = is_tensor(child)
+            for leaf in child_leaves:
+                if is_tensor(leaf):
+                    if direct:
+                        members.append(count)
+                    count += 1
+            leaves.extend(child_leaves)
+        if members:
+            slots.append(Slot(number, isinstance(item, (list, tuple)), tuple(members)))
+    return leaves, slots
+
+
+def result_items(out: Any) -> List[Any]:
+    """Forward's result as eager splits it into output slots."""
+    return list(out) if isinstance(out, (list, tuple)) else [out]
+
+
+def _known(shape: Any) -> Optional[List[int]]:
+    try:
+        return [int(d) for d in shape]
+    except (TypeError, ValueError):
+        return None
+
+
+def _shapes_conflict(a: Any, b: Any) -> bool:
+    """Two static shapes that cannot be the same tensor's (-1: unknown until run time)."""
+    sa, sb = _known(a), _known(b)
+    if sa is None or sb is None:
+        return False
+    if len(sa) != len(sb):
         return True
-    return _is_in(output, state.not_inplace) and _is_in(output, inputs)
-
-
-def _has_tensor(value: Any, is_tensor: Callable[[Any], bool]) -> bool:
-    return any(is_tensor(leaf) for leaf in structure.flatten(value))
+    return any(x >= 0 and y >= 0 and x != y for x, y in zip(sa, sb))
 
 
 class _Building:
     """How many backward functions are being built (they can call PyLayers)."""
 
     backward_depth = 0
+
+
+def has_backward(cls: type) -> bool:
+    """False for a PyLayer that inherits the base class's backward (forward-only)."""
+    return getattr(cls, "backward", None) is not paddle.autograd.PyLayer.backward
 
 
 class PyLayerOp:
@@ -195,7 +233,8 @@ class PyLayerOp:
         self.cls = cls
         if _Calls.stack and _Calls.stack[-1][0] is cls:
             args, kwargs = _Calls.stack[-1][1:]
-        self.args, self.kwargs, self._call_index = bind(cls, tuple(args), dict(kwargs))
+        self.args, self.kwargs = bind(cls, tuple(args), dict(kwargs))
+        self._names = [f"argument {i + 1}" for i in range(len(self.args))] + [f"argument '{k}'" for k in self.kwargs]
 
     def build(self, forward: Callable[..., Any], backward: Callable[..., Any]) -> Any:
         """Append the op to the program being built; return forward's outputs."""
@@ -203,27 +242,19 @@ class PyLayerOp:
         is_tensor = adapter.is_tensor
         ctx = context.StaticContext(is_tensor)
         state = context.state_of(ctx)
-        static_forward = _static_function(forward)
+        static_forward = static_function(forward, "forward")
         if _Building.backward_depth:
             # Inside a backward, eager runs a PyLayer's forward without recording
             # a gradient: no op, no backward, just forward's values.
             return static_forward(ctx, *self.args, **self.kwargs)
-        static_backward = _static_function(backward)
+        forward_only = backward is paddle.autograd.PyLayer.backward
+        static_backward = None if forward_only else static_function(backward, "backward")
 
         call = (self.args, self.kwargs)
-        in_leaves = structure.flatten(call)
-        in_positions, inputs = structure.split(in_leaves, is_tensor)
-        # One gradient slot per top-level argument holding tensors, in the order eager
-        # matches backward's return values to them (the call as written); each slot
-        # knows the positions of its leaves among `in_leaves`.
         items = list(self.args) + list(self.kwargs.values())
-        starts = [0]
-        for item in items:
-            starts.append(starts[-1] + len(structure.flatten(item)))
-        in_slots = sorted(
-            (j for j, item in enumerate(items) if _has_tensor(item, is_tensor)),
-            key=lambda j: self._call_index[j],
-        )
+        in_leaves, in_slots = eager_slots(items, is_tensor)
+        in_positions, inputs = structure.split(in_leaves, is_tensor)
+        inputs = adapter.op_inputs(inputs)
         record: Dict[str, Any] = {}
 
         def forward_fn(*tensors: Any) -> List[Any]:
@@ -231,22 +262,18 @@ class PyLayerOp:
             for pos, tensor in zip(in_positions, tensors):
                 leaves[pos] = tensor
             args, kwargs = structure.pack_as(call, leaves)
-            out = static_forward(ctx, *args, **kwargs)
-            out_leaves = structure.flatten(out)
-            out_positions, out_tensors = structure.split(out_leaves, is_tensor)
-            if not out_tensors:
+            with converted_code_semantics():
+                out = static_forward(ctx, *args, **kwargs)
+            out_leaves, out_slots = eager_slots(result_items(out), is_tensor)
+            if not out_slots:
                 raise contract_error(
-                    self.cls, f"forward returned no tensor ({type(out).__name__}); at least one output must be a tensor",
+                    self.cls,
+                    f"forward returned no tensor output ({type(out).__name__}); eager requires at least "
+                    "one output to be a tensor, or a list/tuple directly holding tensors",
                     "forward",
                 )
-            slots = list(out) if isinstance(out, tuple) else [out]
-            record.update(
-                out=out,
-                leaves=out_leaves,
-                positions=out_positions,
-                tensors=out_tensors,
-                slots=[s for s in slots if _has_tensor(s, is_tensor)],
-            )
+            out_positions, out_tensors = structure.split(out_leaves, is_tensor)
+            record.update(out=out, leaves=out_leaves, positions=out_positions, tensors=out_tensors, slots=out_slots)
             carried = context.carried_leaves(state)
             record["carried"] = len(carried)
             adapter.save(carried)
@@ -254,76 +281,170 @@ class PyLayerOp:
 
         def backward_fn(*grads: Any) -> List[Any]:
             context.enter_backward(state, adapter.restore(record["carried"]))
-            slot_grads = self._slot_grads(list(grads), record, is_tensor)
+            slot_grads = self._backward_args(list(grads), record["slots"], len(record["tensors"]))
+            self._check_backward_arity(backward, len(slot_grads))
             _Building.backward_depth += 1
             try:
-                result = static_backward(ctx, *slot_grads)
+                with converted_code_semantics(), adapter.backward_semantics():
+                    result = static_backward(ctx, *slot_grads)
             finally:
                 _Building.backward_depth -= 1
-            returned = result if isinstance(result, tuple) else (result,)
-            if len(returned) != len(in_slots):
-                raise contract_error(
-                    self.cls,
-                    f"backward returned {len(returned)} gradient(s), but forward has "
-                    f"{len(in_slots)} tensor input(s) ({_SLOTS_NOTE})",
-                    "backward",
-                )
-            by_leaf: Dict[int, Any] = {}
-            for j, grad in zip(in_slots, returned):
-                tensor_leaves = [p for p in range(starts[j], starts[j + 1]) if is_tensor(in_leaves[p])]
-                by_leaf.update(zip(tensor_leaves, self._input_grads(items[j], grad, is_tensor)))
-            flat = [by_leaf[p] for p in in_positions]
+            flat = self._input_grads(result, in_slots, inputs, is_tensor, adapter.backward_built_with_forward)
             # Each input gets a gradient value of its own. Returning one value for
             # several inputs (`return dy, dy`) mixes up their gradients in PIR's
             # autodiff (paddle 3.3.1) and, in the legacy IR, `static_pylayer` renames
             # the returned variable to `<input>@GRAD` once per input (paddle 2.6.2),
             # which also breaks when it is an incoming gradient or a saved tensor.
-            return [paddle.assign(g) if is_tensor(g) else g for g in flat]
+            return [paddle.assign(g) if g is not None else None for g in flat]
 
+        needs_grad = any(not inputs[i].stop_gradient for slot in in_slots for i in slot.tensors)
+        if forward_only:
+            backward_callable = adapter.forward_only_backward(
+                self._no_backward_message(), inputs, needs_grad
+            )
+        else:
+            backward_callable = backward_fn
         try:
-            result = static_pylayer(forward_fn, inputs, backward_fn)
+            result = static_pylayer(forward_fn, inputs, backward_callable)
         except Exception as exc:  # noqa: BLE001 - re-raised, with the user's lines
             reraise_with_user_lines(exc)
         adapter.finish()
         if not record:
             raise contract_error(self.cls, "forward was not run while building the op")
         outs = adapter.outputs_as_list(result, len(record["tensors"]))
+        in_output_slot = {i for slot in record["slots"] for i in slot.tensors}
         leaves = list(record["leaves"])
-        for pos, inner, outer in zip(record["positions"], record["tensors"], outs):
-            if _gets_no_gradient(inner, state, inputs):
-                outer.stop_gradient = True
+        for index, (pos, inner, outer) in enumerate(zip(record["positions"], record["tensors"], outs)):
+            # As eager: when an input needs a gradient, the tensors of the output slots get
+            # one (even if forward made them under no_grad), but for non-differentiable ones.
+            outer.stop_gradient = (
+                not needs_grad or index not in in_output_slot or self._gets_no_gradient(inner, state, inputs)
+            )
             leaves[pos] = outer
         return structure.pack_as(record["out"], leaves)
 
-    def _input_grads(self, slot: Any, grad: Any, is_tensor: Callable[[Any], bool]) -> List[Any]:
-        """The gradients of the tensors in one input slot, flattened."""
-        count = sum(1 for leaf in structure.flatten(slot) if is_tensor(leaf))
-        if grad is None:
-            return [None] * count
-        if is_tensor(slot):
+    @staticmethod
+    def _gets_no_gradient(output: Any, state: Any, inputs: List[Any]) -> bool:
+        """Eager semantics: outputs marked non-differentiable, and inputs returned as they
+        are after `mark_not_inplace` (eager returns a new tensor that gradients do not
+        flow through), get no gradient."""
+        if _is_in(output, state.non_differentiable):
+            return True
+        return _is_in(output, state.not_inplace) and _is_in(output, inputs)
+
+    def _no_backward_message(self) -> str:
+        return str(
+            contract_error(
+                self.cls,
+                "a gradient was requested through this PyLayer, which has no backward "
+                "(eager raises NotImplementedError here too); define backward, or keep it out "
+                "of the gradient path (stop_gradient inputs, paddle.no_grad)",
+                "forward",
+            )
+        )
+
+    def _backward_args(self, grads: List[Any], slots: List[Slot], count: int) -> List[Any]:
+        """The output gradients grouped as eager passes them: one per output slot."""
+        if len(grads) != count:
+            raise contract_error(self.cls, f"got {len(grads)} output gradient(s) for {count} output tensor(s)")
+        return [[grads[i] for i in slot.tensors] if slot.listed else grads[slot.tensors[0]] for slot in slots]
+
+    def _check_backward_arity(self, backward: Callable[..., Any], count: int) -> None:
+        try:
+            signature = inspect.signature(backward)
+        except (TypeError, ValueError):
+            return
+        try:
+            signature.bind(object(), *([None] * count))
+        except TypeError:
+            raise contract_error(
+                self.cls,
+                f"backward{signature} cannot take the {count} output gradient(s) eager passes it: "
+                f"one per output of forward (a tensor, or a list/tuple holding tensors)",
+                "backward",
+            ) from None
+
+    def _input_grads(
+        self, result: Any, slots: List[Slot], inputs: List[Any], is_tensor: Callable[[Any], bool], lenient: bool
+    ) -> List[Any]:
+        """backward's result as one gradient (or None) per op input, by eager's rules.
+
+        `lenient`: backward is built with the op, before anyone asks for a gradient (the
+        legacy IR), so a gradient for a slot that stops gradient, which eager refuses only
+        when backward runs, is dropped instead: nothing can use it.
+        """
+        returned = list(result) if isinstance(result, tuple) else [result]
+        if len(returned) > len(slots):
+            raise contract_error(
+                self.cls,
+                f"backward returned {len(returned)} gradient(s), but forward has {len(slots)} "
+                "gradient slot(s): one per argument that is a tensor or a list/tuple holding tensors",
+                "backward",
+            )
+        flat: List[Any] = [None] * len(inputs)
+        for k, slot in enumerate(slots):
+            first = inputs[slot.tensors[0]]
+            if k >= len(returned):
+                if not first.stop_gradient:
+                    raise contract_error(
+                        self.cls,
+                        f"backward returned {len(returned)} gradient(s), leaving out {self._names[slot.number]}, "
+                        "which needs a gradient (eager allows leaving out only trailing arguments that stop gradient)",
+                        "backward",
+                    )
+                continue
+            grad = returned[k]
+            if grad is None:
+                continue
+            if first.stop_gradient:
+                if lenient:
+                    continue
+                raise contract_error(
+                    self.cls,
+                    f"backward returned a gradient for {self._names[slot.number]}, which stops gradient; "
+                    "eager requires None there",
+                    "backward",
+                )
+            grads = self._slot_grads(slot, grad, is_tensor)
+            for i, g in zip(slot.tensors, grads):
+                flat[i] = None if g is None else self._checked_grad(g, inputs[i], slot)
+        return flat
+
+    def _slot_grads(self, slot: Slot, grad: Any, is_tensor: Callable[[Any], bool]) -> List[Any]:
+        if not slot.listed:
             if not is_tensor(grad):
                 raise contract_error(
-                    self.cls, f"backward returned {type(grad).__name__} for a tensor input; expected a tensor or None",
+                    self.cls,
+                    f"backward returned {type(grad).__name__} for {self._names[slot.number]}, a tensor; "
+                    "expected a tensor or None",
                     "backward",
                 )
             return [grad]
-        grads = [g for g in structure.flatten(grad) if g is None or is_tensor(g)]
-        if len(grads) != count:
+        if not isinstance(grad, (list, tuple)) or not all(g is None or is_tensor(g) for g in grad):
             raise contract_error(
                 self.cls,
-                f"backward returned {len(grads)} gradient(s) for an input holding {count} tensor(s)",
+                f"backward returned {type(grad).__name__} for {self._names[slot.number]}, a list/tuple of "
+                f"{len(slot.tensors)} tensor(s); expected a list or tuple of tensors (or None)",
                 "backward",
             )
-        return grads
-
-    def _slot_grads(self, grads: List[Any], record: Dict[str, Any], is_tensor: Callable[[Any], bool]) -> List[Any]:
-        """Group the flat output gradients by forward output slot, as eager passes them."""
-        inner = record["tensors"]
-        if len(grads) != len(inner):
+        if len(grad) != len(slot.tensors):
             raise contract_error(
-                self.cls, f"got {len(grads)} output gradient(s) for {len(inner)} output tensor(s)"
+                self.cls,
+                f"backward returned {len(grad)} gradient(s) for {self._names[slot.number]}, which holds "
+                f"{len(slot.tensors)} tensor(s)",
+                "backward",
             )
-        by_id = {id(t): g for t, g in zip(inner, grads)}
-        return [structure.map_leaves(lambda v: by_id.get(id(v), v) if is_tensor(v) else v, s)
-                if not is_tensor(s) else by_id[id(s)]
-                for s in record["slots"]]
+        return list(grad)
+
+    def _checked_grad(self, grad: Any, tensor: Any, slot: Slot) -> Any:
+        """A gradient of `tensor`'s shape (else an error) and dtype (cast, as eager 3.x does)."""
+        if _shapes_conflict(grad.shape, tensor.shape):
+            raise contract_error(
+                self.cls,
+                f"backward returned a gradient of shape {list(grad.shape)} for {self._names[slot.number]}, "
+                f"a tensor of shape {list(tensor.shape)}",
+                "backward",
+            )
+        if grad.dtype != tensor.dtype:
+            return paddle.cast(grad, tensor.dtype)
+        return grad

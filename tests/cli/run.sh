@@ -103,6 +103,67 @@ expect_rc "json diagnostics" 1 "$bin" --output-format=json "$work/bad.py"
 "$python" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d[0]["code"]=="P2S001" and d[0]["line"]==1' "$work/stderr"
 check "json diagnostics parse and carry code and line" $?
 
+# --- contract errors: exit 1, and the output is still made with the classes at fault as written
+contract="$root/tests/golden/check_p2s301_left_as_written/input.py"
+mkdir -p "$work/contract"
+expect_rc "contract errors exit 1" 1 "$bin" "$contract" -o "$work/contract/out.py"
+cmp -s "$work/contract/out.py" "$root/tests/golden/check_p2s301_left_as_written/expected.py" &&
+    grep -q "error\[P2S105\]" "$work/stderr" && only_file "$work/contract" 1
+check "contract errors: the output is written, the bad classes left as written" $?
+grep -q "^a = Broken.apply(x)$" "$work/contract/out.py" && grep -q "^c = _p2s.apply(Scale, x)$" "$work/contract/out.py" &&
+    ! grep -q "register(Broken)" "$work/contract/out.py"
+check "contract errors: a bad class keeps its sites and gets no builder; the others are transpiled" $?
+expect_rc "contract errors on stdout exit 1" 1 sh -c "'$bin' - < '$contract'"
+cmp -s "$work/stdout" "$work/contract/out.py"
+check "contract errors: stdout gets the same output" $?
+expect_rc "--check on a current output with contract errors exits 1" 1 "$bin" "$contract" -o "$work/contract/out.py" --check
+expect_rc "--warn demotes them: --check passes" 0 "$bin" "$contract" -o "$work/contract/out.py" --check --warn P2S105,P2S110
+grep -q "warning\[P2S105\]" "$work/stderr" && grep -q "note\[P2S301\]" "$work/stderr"
+check "--warn reports the errors as warnings and still notes the class left as written" $?
+rm "$work/contract/out.py"
+expect_rc "--check finds a missing output with contract errors" 1 "$bin" "$contract" -o "$work/contract/out.py" --check --warn P2S1
+expect_rc "--diff with contract errors exits 1" 1 "$bin" "$contract" --diff
+grep -q "^+c = _p2s.apply(Scale, x)$" "$work/stdout" && ! grep -q "^+a = " "$work/stdout"
+check "--diff shows the transpiled part only" $?
+cp "$contract" "$work/contract/inplace.py"
+expect_rc "--in-place with contract errors exits 1" 1 "$bin" --in-place "$work/contract/inplace.py"
+cmp -s "$work/contract/inplace.py" "$root/tests/golden/check_p2s301_left_as_written/expected.py"
+check "--in-place with contract errors rewrites the file" $?
+expect_rc "--in-place again still exits 1" 1 "$bin" --in-place "$work/contract/inplace.py"
+cmp -s "$work/contract/inplace.py" "$root/tests/golden/check_p2s301_left_as_written/expected.py"
+check "a second run over the output changes nothing" $?
+expect_rc "--list with contract errors exits 1" 1 "$bin" --list "$contract"
+grep -q "input.py:5:7 class Broken (left as written)$" "$work/stdout" &&
+    grep -q "input.py:15:7 class Derived (left as written)$" "$work/stdout" &&
+    grep -q "input.py:21:7 class Scale$" "$work/stdout" &&
+    grep -q "input.py:32:5 apply Broken (left as written)$" "$work/stdout" &&
+    grep -q "input.py:34:5 apply Scale$" "$work/stdout" &&
+    grep -q "input.py:35:5 apply Scale (left as written)$" "$work/stdout"
+check "--list lists classes and sites of a file with errors, marking those left as written" $?
+mkdir -p "$work/warncfg"
+printf '[tool.pylayer2static]
+warn = ["P2S105", "P2S110"]
+' > "$work/warncfg/pyproject.toml"
+cp "$contract" "$work/warncfg/m.py"
+expect_rc "[tool.pylayer2static] warn demotes contract errors" 0 "$bin" "$work/warncfg/m.py" -o "$work/warncfg/out.py"
+cmp -s "$work/warncfg/out.py" "$root/tests/golden/check_p2s301_left_as_written/expected.py"
+check "warn changes the exit status, never the output" $?
+expect_rc "--warn an unknown code is a usage error" 2 "$bin" --warn P2S9X "$contract"
+grep -q "^pylayer2static: error: --warn: unknown rule selector 'P2S9X'" "$work/stderr"
+check "an unknown --warn selector is named" $?
+for copy in paddle-3 paddle-2.6; do
+    op_test="/work/shared/paddle-tests/$copy/test/legacy_test/test_pylayer_op.py"
+    [ -f "$op_test" ] || continue
+    expect_rc "PaddlePaddle's $copy test_pylayer_op.py exits 1" 1 "$bin" "$op_test" -o "$work/contract/op_test.py"
+    "$python" -c 'import ast,sys; ast.parse(open(sys.argv[1]).read())' "$work/contract/op_test.py" &&
+        grep -q "Layer_bk_match.apply(input1)" "$work/contract/op_test.py" &&
+        grep -q "_p2s.apply(Layer_no_bk, input1)" "$work/contract/op_test.py"
+    check "PaddlePaddle's $copy test_pylayer_op.py: written, parses, its wrong classes left as written" $?
+    expect_rc "its warn list passes" 0 "$bin" --warn P2S101,P2S106 "$op_test" -o "$work/contract/op_test2.py"
+    cmp -s "$work/contract/op_test.py" "$work/contract/op_test2.py"
+    check "PaddlePaddle's $copy test_pylayer_op.py: the same output with --warn" $?
+done
+
 # --- I/O errors: exit 3, nothing written
 expect_rc "missing input exits 3" 3 "$bin" "$work/nope.py"
 expect_rc "directory without -o is a usage error" 2 "$bin" "$work"
@@ -229,6 +290,36 @@ expect_rc "tree with a syntax error exits 1" 1 "$bin" "$tree/src" -o "$tree/out2
 grep -q "pkg/bad.py:1:" "$work/stderr" && [ ! -e "$tree/out2/pkg/bad.py" ] && [ -f "$tree/out2/pkg/ops.py" ]
 check "tree with a bad file reports it, writes the others, not it" $?
 rm "$tree/src/pkg/bad.py"
+cp "$contract" "$tree/src/pkg/broken.py"
+printf 'from pkg.broken import Broken, Scale
+
+
+class Again(Broken):
+    pass
+
+
+def g(x):
+    return Broken.apply(x) + Scale.apply(x) + Again.apply(x)
+' > "$tree/src/pkg/use_broken.py"
+printf 'from pkg.use_broken import Again
+
+
+def h(x):
+    return Again.apply(x)
+' > "$tree/src/pkg/use_again.py"
+expect_rc "tree with contract errors exits 1" 1 "$bin" "$tree/src" -o "$tree/out3" --exclude 'skip_*.py'
+cmp -s "$tree/out3/pkg/broken.py" "$root/tests/golden/check_p2s301_left_as_written/expected.py" &&
+    cmp -s "$tree/out3/pkg/ops.py" "$tree/out/pkg/ops.py"
+check "tree with contract errors writes every module, that one with its bad classes as written" $?
+grep -q "return Broken.apply(x) + _p2s.apply(Scale, x) + Again.apply(x)$" "$tree/out3/pkg/use_broken.py" &&
+    grep -q "return Again.apply(x)$" "$tree/out3/pkg/use_again.py" &&
+    grep -q "use_broken.py:4:7: note\[P2S301\]: 'Again' is left as written" "$work/stderr"
+check "tree: other modules' calls and subclasses of a class left as written stay as written" $?
+"$bin" "$tree/src" -o "$tree/out4" -j1 --exclude 'skip_*.py' 2>/dev/null; diff -r "$tree/out3" "$tree/out4" >/dev/null
+check "tree with contract errors: -j1 gives the same tree" $?
+expect_rc "tree --check with contract errors exits 1" 1 "$bin" "$tree/src" -o "$tree/out3" --exclude 'skip_*.py' --check
+expect_rc "tree --check with them demoted passes" 0 "$bin" "$tree/src" -o "$tree/out3" --exclude 'skip_*.py' --check --warn P2S1
+rm "$tree/src/pkg/broken.py" "$tree/src/pkg/use_broken.py" "$tree/src/pkg/use_again.py"
 expect_rc "tree --list" 0 "$bin" "$tree/src" --list
 [ "$(grep -c ' apply ' "$work/stdout")" -eq 2 ] && grep -q "ops.py:5:7 class Double" "$work/stdout"
 check "tree --list prints every site" $?

@@ -2,6 +2,7 @@
 import os
 import traceback
 
+import paddle
 import pytest
 
 import harness
@@ -46,10 +47,43 @@ def test_traceback_names_the_raising_user_line(mode: str, transpile) -> None:
 
 CONTRACT_ERRORS = [
     # (case, class, method at fault, what the message says)
-    ("wrong_grad_count", "Spread", "backward", "backward returned 3 gradient(s), but forward has 2 tensor input(s)"),
-    ("grad_not_tensor", "Scale", "backward", "backward returned float for a tensor input; expected a tensor or None"),
-    ("forward_no_tensor", "Count", "forward", "forward returned no tensor (float); at least one output must be a tensor"),
+    ("wrong_grad_count", "Spread", "backward", "backward returned 3 gradient(s), but forward has 2 gradient slot(s)"),
+    ("grad_not_tensor", "Scale", "backward", "backward returned float for argument 1, a tensor; expected a tensor or None"),
+    ("forward_no_tensor", "Count", "forward", "forward returned no tensor output (float)"),
+    ("list_grad_count", "Merge", "backward", "backward returned 1 gradient(s) for argument 1, which holds 2 tensor(s)"),
+    ("varargs_grad_missing", "Total", "backward",
+     "backward returned 2 gradient(s), leaving out argument 3, which needs a gradient"),
+    ("backward_arity", "Twice", "backward", "backward(ctx, dy, dz) cannot take the 1 output gradient(s)"),
+    ("grad_shape", "Scale", "backward",
+     "backward returned a gradient of shape [4] for argument 1, a tensor of shape [2, 4]"),
 ]
+if not paddle.__version__.startswith("2.6"):
+    # The legacy IR builds backward with the op, before anyone asks for a gradient, so
+    # there such a gradient is dropped unused instead (op.py `_input_grads`).
+    CONTRACT_ERRORS.append(("grad_for_frozen", "Mul", "backward",
+                            "backward returned a gradient for argument 2, which stops gradient"))
+
+# The cases whose original eager run fails too (eager checks all but shapes, in backward).
+EAGER_FAILS = {"wrong_grad_count", "grad_not_tensor", "forward_no_tensor", "list_grad_count",
+               "varargs_grad_missing", "backward_arity", "grad_for_frozen", "no_backward_grad"}
+
+
+@pytest.mark.parametrize("case", sorted(EAGER_FAILS))
+def test_eager_fails_too(case: str) -> None:
+    """Each contract error mirrors one of eager's: the original program fails eagerly too."""
+    module = harness.load_module(os.path.join(ERRORS_DIR, case + ".py"), f"e2e_errors_original_{case}")
+    _run(module, "eager")
+
+
+@pytest.mark.parametrize("mode", ("to_static", "static"))
+def test_gradient_through_forward_only_pylayer_fails(mode: str, transpile) -> None:
+    """A PyLayer without backward builds and runs forward-only; asking for a gradient through
+    it raises, naming the class (PIR: when autodiff reaches the op; legacy IR: when the
+    gradient is computed, from a py_func op in the backward block)."""
+    path, module = _load("no_backward_grad", transpile)
+    text = str(_run(module, mode))
+    assert f"PyLayer Relu ({path}:{_line_of(path, 'class Relu(PyLayer):')})" in text, text
+    assert "a gradient was requested through this PyLayer, which has no backward" in text, text
 
 
 @pytest.mark.parametrize("mode", ("to_static", "static"))

@@ -72,13 +72,6 @@ def test_package_static_program_matches_eager(package_results):
 
 def test_package_jit_save_load_matches_eager(package_results):
     eager, transpiled, state = package_results
-    if paddle.__version__.startswith("2.6"):
-        # paddle 2.6.2's jit.save (static/io.py normalize_program) pops each pylayer op's
-        # backward block by a stale index, so a program with several pylayer ops cannot be
-        # exported, whoever built them (tests/e2e/cases/control_flow.py has the same note).
-        with pytest.raises(IndexError, match="pop index out of range"):
-            harness.run_jit_save(transpiled, state)
-        return
     for got in harness.run_jit_save(transpiled, state):
         for e, g in zip(eager.outputs, got.outputs):
             np.testing.assert_allclose(g, e, rtol=RTOL, atol=ATOL)

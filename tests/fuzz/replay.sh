@@ -1,6 +1,6 @@
 #!/bin/sh
 # replay.sh DIR — runs every kept fuzz input through its target's replay driver (DIR/replay_T,
-# built under ASan+UBSan): for each target T (transpile, rules) the seeds copied by
+# built under ASan+UBSan): for each target T (transpile, rules, lsp) the seeds copied by
 # `make fuzz-seeds` (build/fuzz/seeds-fuzz_T), a committed corpus if any
 # (tests/fuzz/corpus/fuzz_T) and every kept crasher (tests/fuzz/regressions/fuzz_T).
 # One process per target; if it fails, each input again on its own to name the ones that fail.
@@ -19,7 +19,7 @@ passed=0 failed=0 xfailed=0
 finding_of() {  # finding_of TARGET/FILE: the finding that keeps it failing, or nothing
     [ -f "$known" ] && sed -n "s|^$1 \(F[0-9]*\)\$|\1|p" "$known" | head -n1
 }
-for t in transpile rules; do
+for t in transpile rules lsp; do
     bin="$dir/replay_$t"
     : > "$list"
     for d in "$root/build/fuzz/seeds-fuzz_$t" "$here/corpus/fuzz_$t" "$here/regressions/fuzz_$t"; do

@@ -6,8 +6,9 @@
 #   expected.diag  the expected standard error (absent: none)
 #   expected.json  optional: the expected standard error under --output-format=json
 #   expected.rc    optional: the expected exit code (absent: 0)
-# Every successful output must also parse with CPython (tree-sitter accepts a superset) and come
-# back unchanged from a second run. UPDATE=1 rewrites the expected files from the current binary.
+# Every output (also one made despite contract errors, which exit 1) must also parse with CPython
+# (tree-sitter accepts a superset) and come back unchanged from a second run. UPDATE=1 rewrites
+# the expected files from the current binary.
 set -u
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 here=$(cd "$(dirname "$0")" && pwd)
@@ -56,10 +57,11 @@ for dir in "$here"/*/; do
     if [ -f "$dir/expected.json" ]; then
         cmp -s "$tmp/json" "$dir/expected.json" || { fail "JSON diagnostics differ"; diff "$dir/expected.json" "$tmp/json" | head -20; }
     fi
-    if [ "$rc" -eq 0 ]; then
+    if [ "$rc" -eq 0 ] || [ -s "$tmp/out" ]; then
         "$python" -c 'import ast,sys; ast.parse(open(sys.argv[1],"rb").read(), sys.argv[1])' "$tmp/out" \
             2>"$tmp/ast" || fail "output does not parse with CPython: $(tail -n1 "$tmp/ast")"
-        "$bin" --quiet - <"$tmp/out" >"$tmp/again" 2>/dev/null
+        # shellcheck disable=SC2086
+        (cd "$dir" && "$bin" --quiet $args - <"$tmp/out" >"$tmp/again" 2>/dev/null)
         cmp -s "$tmp/out" "$tmp/again" || fail "a second run changes the output"
     fi
     [ "$ok" -eq 1 ] && passed=$((passed + 1))

@@ -26,8 +26,8 @@ static const CheckCase cases[] = {
     {"correct_request_anchor", HEAD "class T(PyLayer):\n"
      FWD("ctx, x", "        y = paddle.tanh(x)\n        ctx.save_for_backward(y)\n" RET("y"))
      BWD("ctx, dy", "        y, = ctx.saved_tensor()\n" RET("dy * (1 - paddle.square(y))")) "T.apply(paddle.ones([1]))\n", ""},
-    {"missing_forward", HEAD "class T(PyLayer):\n" BWD("ctx, dy", RET("dy")), "P2S101"},
-    {"missing_both_applied", HEAD "class T(PyLayer):\n    pass\nT.apply(1)\n", "P2S101 P2S102"},
+    {"missing_forward", HEAD "class T(PyLayer):\n" BWD("ctx, dy", RET("dy")), "P2S101 P2S301"},
+    {"missing_both_applied", HEAD "class T(PyLayer):\n    pass\nT.apply(1)\n", "P2S101 P2S102 P2S301"},
     {"abstract_base_not_applied", HEAD "class T(PyLayer):\n    pass\n", ""},
     {"subclassed_base_may_leave_backward", HEAD "class B(PyLayer):\n" FWD("ctx, x", RET("x * 2"))
      "class C(B):\n" BWD("ctx, dy", RET("dy * 2")), ""},
@@ -35,39 +35,49 @@ static const CheckCase cases[] = {
     {"metaclass_may_supply_backward", HEAD "class T(PyLayer, metaclass=M):\n" FWD("ctx, x", RET("x * 2")), ""},
     {"assigned_backward_counts", HEAD "def g(ctx, dy):\n    return dy\nclass T(PyLayer):\n" FWD("ctx, x", RET("x * 2"))
      "    backward = staticmethod(g)\n", ""},
-    {"not_static", HEAD "class T(PyLayer):\n    def forward(ctx, x):\n" RET("x * 2") BWD("ctx, dy", RET("dy * 2")), "P2S103"},
+    {"not_static", HEAD "class T(PyLayer):\n    def forward(ctx, x):\n" RET("x * 2") BWD("ctx, dy", RET("dy * 2")), "P2S301 P2S103"},
     {"classmethod_is_not_static", HEAD "class T(PyLayer):\n    @classmethod\n    def forward(cls, ctx, x):\n" RET("x * 2")
-     BWD("ctx, dy", RET("dy * 2")), "P2S103"},
+     BWD("ctx, dy", RET("dy * 2")), "P2S301 P2S103"},
     {"other_decorator_may_be_static", HEAD "class T(PyLayer):\n    @amp_static\n    def forward(ctx, x):\n" RET("x * 2")
      BWD("ctx, dy", RET("dy * 2")), ""},
-    {"no_parameters", HEAD "class T(PyLayer):\n" FWD("", RET("paddle.ones([1])")) BWD("ctx, dy", RET("None")), "P2S104"},
-    {"kwargs_first", HEAD "class T(PyLayer):\n" FWD("ctx, x", RET("x * 2")) BWD("**kw", RET("None")), "P2S104"},
+    {"no_parameters", HEAD "class T(PyLayer):\n" FWD("", RET("paddle.ones([1])")) BWD("ctx, dy", RET("None")), "P2S301 P2S104"},
+    {"kwargs_first", HEAD "class T(PyLayer):\n" FWD("ctx, x", RET("x * 2")) BWD("**kw", RET("None")), "P2S301 P2S104"},
     {"varargs_first_still_gets_ctx", HEAD "class T(PyLayer):\n" FWD("*args", RET("args[1] * 2")) BWD("ctx, dy", RET("dy")), ""},
-    {"grads_more_than_outputs", HEAD "class T(PyLayer):\n" FWD("ctx, x", RET("(x * 2,)")) BWD("ctx, a, b", RET("a")), "P2S105"},
+    {"grads_more_than_outputs", HEAD "class T(PyLayer):\n" FWD("ctx, x", RET("(x * 2,)")) BWD("ctx, a, b", RET("a")), "P2S301 P2S105"},
     {"grads_with_default_fit", HEAD "class T(PyLayer):\n" FWD("ctx, x", RET("(x * 2,)")) BWD("ctx, a, b=None", RET("a")), ""},
     {"grads_fewer_than_saved_outputs", HEAD "class T(PyLayer):\n"
      FWD("ctx, x", "        a = x * 2\n        b = x * 3\n        ctx.save_for_backward(a, b)\n" RET("a, b"))
-     BWD("ctx, da", RET("da")), "P2S105"},
+     BWD("ctx, da", RET("da")), "P2S301 P2S105"},
     {"grads_unknown_for_split", HEAD "class T(PyLayer):\n" FWD("ctx, x", RET("paddle.split(x, 3)")) BWD("ctx, a, b, c", RET("a")), ""},
     {"grads_unknown_with_star", HEAD "class T(PyLayer):\n" FWD("ctx, x", RET("(x, *rest)")) BWD("ctx, a, b, c", RET("a")), ""},
     {"grads_one_return_path_unknown", HEAD "class T(PyLayer):\n"
      FWD("ctx, x", "        if x.shape[0] > 1:\n            return paddle.split(x, 2)\n" RET("(x,)")) BWD("ctx, a, b", RET("a")), ""},
+    {"grads_more_than_one_tensor", HEAD "class T(PyLayer):\n"
+     FWD("ctx, x", "        y = paddle.tanh(x)\n        ctx.save_for_backward(y)\n" RET("y")) BWD("ctx, a, b", RET("a")), "P2S301 P2S105"},
+    {"grads_more_than_one_product", HEAD "class T(PyLayer):\n" FWD("ctx, x", RET("x * 2.0")) BWD("ctx, a, b", RET("a")), "P2S301 P2S105"},
+    {"grads_more_than_one_difference", HEAD "class T(PyLayer):\n" FWD("ctx, x, y", RET("x - y")) BWD("ctx, a, b", RET("a, b")), "P2S301 P2S105"},
+    {"grads_more_than_one_negation", HEAD "class T(PyLayer):\n" FWD("ctx, x", RET("-x")) BWD("ctx, a, b", RET("a")), "P2S301 P2S105"},
+    {"grads_unknown_for_int_repeat", HEAD "class T(PyLayer):\n" FWD("ctx, x", RET("x * 2")) BWD("ctx, a, b", RET("a")), ""},
+    {"grads_unknown_for_concatenation", HEAD "class T(PyLayer):\n" FWD("ctx, x, y", RET("x + y")) BWD("ctx, a, b", RET("a, b")), ""},
+    {"grads_unknown_for_a_name", HEAD "class T(PyLayer):\n" FWD("ctx, x", "        y = (x * 2.0, x * 3.0)\n" RET("y")) BWD("ctx, a, b", RET("a")), ""},
+    {"grads_one_value_star_backward", HEAD "class T(PyLayer):\n" FWD("ctx, x", RET("x * 2.0")) BWD("ctx, *grads", RET("grads[0]")), ""},
+    {"forward_only", HEAD "class T(PyLayer):\n" FWD("ctx, x", RET("x * 2.0")) "T.apply(paddle.ones([1]))\n", "P2S102"},
     {"grads_nontensor_outputs_unknown", HEAD "class T(PyLayer):\n" FWD("ctx, x, n", RET("x * 2, n + 1")) BWD("ctx, dy", RET("dy, None")), ""},
-    {"returns_more_than_inputs", HEAD "class T(PyLayer):\n" FWD("ctx, x", RET("x * 2")) BWD("ctx, dy", RET("dy * 2, None")), "P2S106"},
+    {"returns_more_than_inputs", HEAD "class T(PyLayer):\n" FWD("ctx, x", RET("x * 2")) BWD("ctx, dy", RET("dy * 2, None")), "P2S301 P2S106"},
     {"returns_fewer_may_be_fine", HEAD "class T(PyLayer):\n" FWD("ctx, x, y", RET("x * y")) BWD("ctx, dy", RET("dy")), ""},
     {"returns_unknown_name", HEAD "class T(PyLayer):\n" FWD("ctx, x", RET("x * 2")) BWD("ctx, dy", "        g = (dy, None)\n" RET("g")), ""},
     {"returns_varargs_forward", HEAD "class T(PyLayer):\n" FWD("ctx, *xs", RET("xs[0] * 2")) BWD("ctx, dy", RET("dy, dy")), ""},
-    {"saved_without_save", HEAD "class T(PyLayer):\n" FWD("ctx, x", RET("x * 2")) BWD("ctx, dy", "        x, = ctx.saved_tensor()\n" RET("dy")), "P2S107"},
+    {"saved_without_save", HEAD "class T(PyLayer):\n" FWD("ctx, x", RET("x * 2")) BWD("ctx, dy", "        x, = ctx.saved_tensor()\n" RET("dy")), "P2S301 P2S107"},
     {"saved_by_helper", HEAD "class T(PyLayer):\n" FWD("ctx, x", "        keep(ctx, x)\n" RET("x * 2"))
      BWD("ctx, dy", "        x, = ctx.saved_tensor()\n" RET("dy")), ""},
     {"saved_in_closure", HEAD "class T(PyLayer):\n" FWD("ctx, x", "        def k():\n            ctx.save_for_backward(x)\n        k()\n" RET("x * 2"))
      BWD("ctx, dy", "        x, = ctx.saved_tensor()\n" RET("dy")), ""},
-    {"save_in_backward", HEAD "class T(PyLayer):\n" FWD("ctx, x", RET("x * 2")) BWD("ctx, dy", "        ctx.save_for_backward(dy)\n" RET("dy")), "P2S108"},
-    {"mark_in_backward", HEAD "class T(PyLayer):\n" FWD("ctx, x", RET("x * 2")) BWD("ctx, dy", "        ctx.mark_non_differentiable(dy)\n" RET("dy")), "P2S108"},
+    {"save_in_backward", HEAD "class T(PyLayer):\n" FWD("ctx, x", RET("x * 2")) BWD("ctx, dy", "        ctx.save_for_backward(dy)\n" RET("dy")), "P2S301 P2S108"},
+    {"mark_in_backward", HEAD "class T(PyLayer):\n" FWD("ctx, x", RET("x * 2")) BWD("ctx, dy", "        ctx.mark_non_differentiable(dy)\n" RET("dy")), "P2S301 P2S108"},
     {"user_attribute_calls_are_free", HEAD "class T(PyLayer):\n" FWD("ctx, x, f", "        ctx.func = f\n" RET("f(x)"))
      BWD("ctx, dy", RET("dy * ctx.func(dy)")), ""},
     {"save_twice", HEAD "class T(PyLayer):\n" FWD("ctx, x", "        ctx.save_for_backward(x)\n        ctx.save_for_backward(x * 2)\n" RET("x * 2"))
-     BWD("ctx, dy", "        x, = ctx.saved_tensor()\n" RET("dy")), "P2S109"},
+     BWD("ctx, dy", "        x, = ctx.saved_tensor()\n" RET("dy")), "P2S301 P2S109"},
     {"save_in_branches", HEAD "class T(PyLayer):\n"
      FWD("ctx, x, f", "        if f:\n            ctx.save_for_backward(x)\n        else:\n            ctx.save_for_backward(x * 2)\n" RET("x * 2"))
      BWD("ctx, dy", "        x, = ctx.saved_tensor()\n" RET("dy")), ""},
@@ -183,9 +193,10 @@ static void test_check_messages_come_from_the_rules(void **state)
     TSTree *tree = p2s_parse(&src, &sink);
     p2s_find(&src, tree, &rules, NULL, &found);
     assert_int_equal(p2s_check(&src, &found, &rules, &sink), 1);
-    assert_int_equal(sink.items.size, 1);
-    assert_string_equal(sink.items.contents[0].message, "x.numpy() in forward: {no}");
-    assert_null(sink.items.contents[0].fix);
+    assert_int_equal(sink.items.size, 2);  /* and the note that T is left as written */
+    assert_string_equal(sink.items.contents[1].message, "x.numpy() in forward: {no}");
+    assert_null(sink.items.contents[1].fix);
+    assert_string_equal(sink.items.contents[0].code, "P2S301");
     p2s_findings_release(&found);
     ts_tree_delete(tree);
     p2s_source_release(&src);
@@ -223,6 +234,117 @@ static void test_check_span_of_unknown_keyword_is_the_name(void **state)
     p2s_strbuf_release(&err);
 }
 
+/* One source checked with the default rules; warn, when given, is a `warn` selector. */
+typedef struct {
+    P2sSource src;
+    P2sDiagSink sink;
+    P2sRules rules;
+    TSTree *tree;
+    P2sFindings found;
+    size_t errors;
+} Checked;
+
+static void check_source(Checked *c, const char *source, const char *warn)
+{
+    P2sStrbuf err;
+    p2s_strbuf_init(&err);
+    p2s_diag_sink_init(&c->sink);
+    assert_int_equal(p2s_rules_load_default(&c->rules, &err), 0);
+    if (warn)
+        assert_int_equal(p2s_rules_warn(&c->rules, warn, &err), 0);
+    p2s_source_from_bytes(&c->src, "t.py", source, strlen(source));
+    c->tree = p2s_parse(&c->src, &c->sink);
+    p2s_find(&c->src, c->tree, &c->rules, NULL, &c->found);
+    c->errors = p2s_check(&c->src, &c->found, &c->rules, &c->sink);
+    p2s_strbuf_release(&err);
+}
+
+static void checked_release(Checked *c)
+{
+    p2s_findings_release(&c->found);
+    ts_tree_delete(c->tree);
+    p2s_source_release(&c->src);
+    p2s_diag_sink_release(&c->sink);
+    p2s_rules_release(&c->rules);
+}
+
+static const P2sPyLayerClass *class_named(const Checked *c, const char *name)
+{
+    for (size_t i = 0; i < c->found.classes.size; i++) {
+        const P2sPyLayerClass *cls = &c->found.classes.contents[i];
+        if (cls->qualname && strcmp(cls->qualname, name) == 0)
+            return cls;
+    }
+    fail_msg("no class %s", name);
+    return NULL;
+}
+
+static bool has_code(const Checked *c, const char *code)
+{
+    for (size_t i = 0; i < c->sink.items.size; i++)
+        if (strcmp(c->sink.items.contents[i].code, code) == 0)
+            return true;
+    return false;
+}
+
+#define BAD "class Bad(PyLayer):\n" FWD("ctx, x", RET("x * 2.0")) BWD("ctx, a, b", RET("a"))
+#define GOOD "class Good(PyLayer):\n" FWD("ctx, x", RET("x * 2.0")) BWD("ctx, dy", RET("dy * 2.0"))
+
+static void test_check_error_leaves_class_its_sites_and_subclasses_as_written(void **state)
+{
+    (void)state;
+    Checked c;
+    check_source(&c, HEAD BAD "class Sub(Bad):\n" BWD("ctx, dy", RET("dy")) GOOD
+                 "Bad.apply(1)\nSub.apply(1)\nGood.apply(1)\nGood.apply(1, 2)\n"
+                 "def f(op):\n    return op.apply(1)\n", NULL);
+    assert_int_equal(c.errors, 2);  /* P2S105 of Bad, P2S111 of the second Good site */
+    assert_true(class_named(&c, "Bad")->as_written);
+    assert_true(class_named(&c, "Sub")->as_written);
+    assert_false(class_named(&c, "Good")->as_written);
+    const bool want[] = {true, true, false, true, false};  /* Bad, Sub, Good, Good(1, 2), op */
+    assert_int_equal(c.found.sites.size, 5);
+    for (size_t i = 0; i < 5; i++)
+        assert_int_equal(c.found.sites.contents[i].as_written, want[i]);
+    assert_true(has_code(&c, "P2S301") && has_code(&c, "P2S300") && !has_code(&c, "P2S302"));
+    checked_release(&c);
+}
+
+static void test_check_unresolved_apply_stays_when_a_class_left_as_written_is_passed_around(void **state)
+{
+    (void)state;
+    Checked c;
+    check_source(&c, HEAD BAD "layers = [Bad]\ndef f(op):\n    return op.apply(1)\n", NULL);
+    assert_int_equal(c.found.sites.size, 1);
+    assert_true(c.found.sites.contents[0].as_written);
+    assert_true(has_code(&c, "P2S302") && !has_code(&c, "P2S300"));
+    checked_release(&c);
+}
+
+static void test_check_warn_reports_a_warning_and_still_leaves_the_class(void **state)
+{
+    (void)state;
+    Checked c;
+    check_source(&c, HEAD BAD "Bad.apply(1)\n", "P2S105");
+    assert_int_equal(c.errors, 0);
+    assert_true(has_code(&c, "P2S105"));
+    assert_true(class_named(&c, "Bad")->as_written);
+    assert_true(c.found.sites.contents[0].as_written);
+    checked_release(&c);
+}
+
+static void test_check_hidden_finding_does_not_leave_the_class(void **state)
+{
+    (void)state;
+    Checked c;
+    check_source(&c, HEAD "class Bad(PyLayer):\n" FWD("ctx, x", RET("x * 2.0"))
+                 "    @staticmethod\n    def backward(ctx, a, b):  # noqa: P2S105\n" RET("a") "Bad.apply(1)\n", NULL);
+    assert_int_equal(c.errors, 0);
+    assert_int_equal(c.sink.items.size, 0);
+    assert_false(class_named(&c, "Bad")->as_written);
+    assert_false(c.found.sites.contents[0].as_written);
+    checked_release(&c);
+}
+
 int main(void)
 {
     p2s_alloc_init();
@@ -231,6 +353,10 @@ int main(void)
         cmocka_unit_test(test_check_selection_applies_before_counting_errors),
         cmocka_unit_test(test_check_messages_come_from_the_rules),
         cmocka_unit_test(test_check_span_of_unknown_keyword_is_the_name),
+        cmocka_unit_test(test_check_error_leaves_class_its_sites_and_subclasses_as_written),
+        cmocka_unit_test(test_check_unresolved_apply_stays_when_a_class_left_as_written_is_passed_around),
+        cmocka_unit_test(test_check_warn_reports_a_warning_and_still_leaves_the_class),
+        cmocka_unit_test(test_check_hidden_finding_does_not_leave_the_class),
     };
     return cmocka_run_group_tests_name("check", tests, NULL, NULL);
 }

@@ -27,11 +27,30 @@ static void test_cli_reads_output_forms(void **state)
     assert_string_equal(o.output, "out.py");
     assert_int_equal(o.format, P2S_FORMAT_JSON);
     assert_int_equal(o.color, P2S_COLOR_NEVER);
+    p2s_cli_release(&o);
     const char *b[] = {"p2s", "--output=x.py", "-", "--stdin-filename", "m.py"};
     assert_int_equal(parse(&o, &err, 5, b), 0);
     assert_string_equal(o.input, "-");
     assert_string_equal(o.output, "x.py");
     assert_string_equal(o.stdin_filename, "m.py");
+    p2s_cli_release(&o);
+    p2s_strbuf_release(&err);
+}
+
+static void test_cli_collects_selections(void **state)
+{
+    (void)state;
+    P2sOptions o;
+    P2sStrbuf err;
+    p2s_strbuf_init(&err);
+    const char *a[] = {"p2s", "in.py", "--warn", "P2S101,P2S106", "--ignore=P2S300", "--warn=P2S105"};
+    assert_int_equal(parse(&o, &err, 6, a), 0);
+    assert_int_equal(o.warn.size, 2);
+    assert_string_equal(o.warn.contents[0], "P2S101,P2S106");
+    assert_string_equal(o.warn.contents[1], "P2S105");
+    assert_int_equal(o.ignore.size, 1);
+    assert_false(o.select_given);
+    p2s_cli_release(&o);
     p2s_strbuf_release(&err);
 }
 
@@ -51,6 +70,7 @@ static void test_cli_rejects_bad_usage_with_a_reason(void **state)
         {3, {"p2s", "-", "--in-place"}, "--in-place needs a file, not standard input"},
         {3, {"p2s", "a.py", "--output-format=xml"}, "invalid value 'xml' for --output-format"},
         {3, {"p2s", "a.py", "--rules"}, "option '--rules' needs a value"},
+        {3, {"p2s", "a.py", "--warn"}, "option '--warn' needs a value"},
     };
     P2sOptions o;
     P2sStrbuf err;
@@ -58,6 +78,7 @@ static void test_cli_rejects_bad_usage_with_a_reason(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         assert_int_equal(parse(&o, &err, cases[i].argc, cases[i].argv), -1);
         assert_string_equal(err.buf, cases[i].reason);
+        p2s_cli_release(&o);
     }
     p2s_strbuf_release(&err);
 }
@@ -67,6 +88,7 @@ int main(void)
     p2s_alloc_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cli_reads_output_forms),
+        cmocka_unit_test(test_cli_collects_selections),
         cmocka_unit_test(test_cli_rejects_bad_usage_with_a_reason),
     };
     return cmocka_run_group_tests_name("cli", tests, NULL, NULL);

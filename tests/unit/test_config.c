@@ -26,6 +26,7 @@ static void test_config_reads_our_table_only(void **state)
         "[tool.pylayer2static]\n"
         "select = [\"P2S1\", 'P2S201']  # trailing comment\n"
         "ignore = \"P2S300\"\n"
+        "warn = [\"P2S101\", \"P2S106\"]\n"
         "exclude = [\n  \"gen/**\",\n]\n"
         "rules = [\"rules/extra.json\", \"/abs.json\"]\n"
         "jobs = 3\n"
@@ -35,6 +36,8 @@ static void test_config_reads_our_table_only(void **state)
     assert_int_equal(c.select.size, 2);
     assert_string_equal(c.select.contents[1], "P2S201");
     assert_string_equal(c.ignore.contents[0], "P2S300");
+    assert_int_equal(c.warn.size, 2);
+    assert_string_equal(c.warn.contents[1], "P2S106");
     assert_string_equal(c.exclude.contents[0], "gen/**");
     assert_string_equal(c.rules.contents[0], "/proj/rules/extra.json");
     assert_string_equal(c.rules.contents[1], "/abs.json");
@@ -47,7 +50,7 @@ static void test_config_errors_have_positions(void **state)
 {
     (void)state;
     static const struct { const char *text, *error; } cases[] = {
-        {"[tool.pylayer2static]\nselct = []\n", "pyproject.toml:2:1: error: unknown key (expected rules, select, ignore, exclude or jobs)"},
+        {"[tool.pylayer2static]\nselct = []\n", "pyproject.toml:2:1: error: unknown key (expected rules, select, ignore, warn, exclude or jobs)"},
         {"[tool.pylayer2static]\njobs = 0\n", "pyproject.toml:2:8: error: expected a number of jobs from 1 to 256"},
         {"[tool.pylayer2static]\nselect = [\"P2S1\"\n", "pyproject.toml:3:1: error: expected ',' or ']'"},
         {"[tool.pylayer2static]\nignore = \"P2S\n", "pyproject.toml:2:14: error: unterminated string"},

@@ -49,6 +49,9 @@ static const FindCase cases[] = {
     {"decorated_forward_gets_no_builder",
      "from paddle.autograd import PyLayer\nclass A(PyLayer):\n    @staticmethod\n    @trace\n    def forward(ctx, x):\n"
      "        return x\n    @staticmethod\n    def backward(ctx, g):\n        return g\n", "A", 0},
+    {"forward_only_gets_a_builder",
+     "from paddle.autograd import PyLayer\nclass A(PyLayer):\n    @staticmethod\n    def forward(ctx, x):\n"
+     "        return x\nA.apply(1)\n", "A!", 1},
     {"try_except_import",
      "try:\n    from paddle.autograd import PyLayer\nexcept ImportError:\n    from paddle.autograd.py_layer import PyLayer\n"
      "def f():\n    class A(PyLayer):\n        pass\n    return A\n", "A", 0},

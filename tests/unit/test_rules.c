@@ -93,12 +93,13 @@ static void test_rules_default_table_holds_every_code(void **state)
     static const char *const codes[] = {
         "P2S001", "P2S002", "P2S003", "P2S004", "P2S005", "P2S006", "P2S090", "P2S900", "P2S101", "P2S102", "P2S103",
         "P2S104", "P2S105", "P2S106", "P2S107", "P2S108", "P2S109", "P2S110", "P2S111", "P2S112",
-        "P2S113", "P2S201", "P2S202", "P2S203", "P2S204", "P2S300",
+        "P2S113", "P2S201", "P2S202", "P2S203", "P2S204", "P2S300", "P2S301", "P2S302",
     };
     for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
         assert_non_null(p2s_rules_diag(&rules, codes[i]));
     assert_int_equal(rules.diagnostics.size, sizeof codes / sizeof codes[0]);
     assert_int_equal(p2s_rules_diag(&rules, "P2S101")->severity, P2S_ERROR);
+    assert_int_equal(p2s_rules_diag(&rules, "P2S102")->severity, P2S_WARNING);  /* forward-only runs */
     assert_int_equal(p2s_rules_diag(&rules, "P2S201")->severity, P2S_WARNING);
     assert_int_equal(p2s_rules_diag(&rules, "P2S300")->severity, P2S_NOTE);
     assert_false(p2s_rules_diag(&rules, "P2S001")->configurable);
@@ -179,6 +180,37 @@ static void test_rules_file_shape_errors_name_the_path(void **state)
     p2s_strbuf_release(&err);
 }
 
+static void test_rules_lowered_errors_still_leave_their_class_as_written(void **state)
+{
+    (void)state;
+    P2sRules rules;
+    P2sStrbuf err;
+    load_defaults(&rules, &err);
+    assert_true(p2s_rules_leaves_as_written(&rules, "P2S105"));
+    assert_false(p2s_rules_leaves_as_written(&rules, "P2S201"));
+    assert_int_equal(p2s_rules_warn(&rules, "P2S10", &err), 0);
+    assert_int_equal(p2s_rules_diag(&rules, "P2S105")->severity, P2S_WARNING);
+    assert_int_equal(p2s_rules_diag(&rules, "P2S102")->severity, P2S_WARNING);
+    assert_int_equal(p2s_rules_diag(&rules, "P2S110")->severity, P2S_ERROR);   /* not matched */
+    assert_int_equal(p2s_rules_diag(&rules, "P2S001")->severity, P2S_ERROR);   /* not configurable */
+    assert_true(p2s_rules_leaves_as_written(&rules, "P2S105"));
+    assert_false(p2s_rules_leaves_as_written(&rules, "P2S102"));
+    assert_int_equal(p2s_rules_warn(&rules, "P2S7", &err), -1);
+    p2s_strbuf_reset(&err);
+    assert_int_equal(p2s_rules_apply_selectors(&rules, P2S_RULES_WARN, "P2S110,P2S111", &err), 0);
+    assert_int_equal(p2s_rules_diag(&rules, "P2S111")->severity, P2S_WARNING);
+    assert_int_equal(p2s_rules_apply_selectors(&rules, P2S_RULES_IGNORE, "P2S300,P2S9", &err), -1);
+    assert_string_equal(err.buf, "unknown rule selector 'P2S9': expected ALL or a prefix of a code such as P2S1 or P2S105 (docs/rules.md)");
+    assert_int_equal(p2s_rules_diag(&rules, "P2S112")->severity, P2S_ERROR);
+    /* A rules file lowers a severity the same way; raising one leaves the class as written. */
+    const char overlay[] = "{\"diagnostics\": {\"P2S110\": {\"severity\": \"note\"}, \"P2S201\": {\"severity\": \"error\"}}}";
+    assert_int_equal(p2s_rules_load_text(&rules, "r.json", overlay, sizeof overlay - 1, &err), 0);
+    assert_true(p2s_rules_leaves_as_written(&rules, "P2S110"));
+    assert_true(p2s_rules_leaves_as_written(&rules, "P2S201"));
+    p2s_rules_release(&rules);
+    p2s_strbuf_release(&err);
+}
+
 static void test_rules_selection_follows_ruff(void **state)
 {
     (void)state;
@@ -237,6 +269,7 @@ int main(void)
         cmocka_unit_test(test_rules_default_table_holds_every_code),
         cmocka_unit_test(test_rules_file_overrides_diagnostics_methods_and_hazards),
         cmocka_unit_test(test_rules_file_shape_errors_name_the_path),
+        cmocka_unit_test(test_rules_lowered_errors_still_leave_their_class_as_written),
         cmocka_unit_test(test_rules_selection_follows_ruff),
         cmocka_unit_test(test_rules_format_fills_placeholders_and_braces),
     };

@@ -45,6 +45,3 @@ class Model(paddle.nn.Layer):
 
 
 INPUTS = [([2, 4], "float32", True)]
-# paddle 2.6.2's jit.save (static/io.py normalize_program) pops each pylayer op's backward
-# block by a stale index: a program with two pylayer ops cannot be exported there.
-MODES_2_6 = ("eager", "to_static", "sot", "static", "train")

@@ -40,8 +40,3 @@ class Model(paddle.nn.Layer):
 
 
 INPUTS = [([2, 4], "float32", True)]
-# paddle 2.6.2's jit.save (static/io.py normalize_program) pops each pylayer op's
-# backward block from the program by a stale index: with two or more pylayer ops it
-# fails (IndexError) or exports a broken model, with the framework's own path too.
-MODES_2_6 = ("eager", "to_static", "sot", "static", "train")
-

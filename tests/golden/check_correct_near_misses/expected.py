@@ -138,6 +138,13 @@ def _p2s_static_Helper(x):
     return op.build(forward=Helper.forward, backward=Helper.backward)
 
 
+@_p2s.register(Base)
+def _p2s_static_Base(x):
+    """Base.apply in a static graph: one `pylayer` op."""
+    op = _p2s.PyLayerOp(Base, (x,), {})
+    return op.build(forward=Base.forward, backward=Base.backward)
+
+
 @_p2s.register(Child)
 def _p2s_static_Child(x):
     """Child.apply in a static graph: one `pylayer` op."""

@@ -1,0 +1,592 @@
+/* lsp_features.c — diagnostics, code actions, hover and symbols over one analysis. */
+#include "lsp_features.h"
+
+#include <ctype.h>
+#include <string.h>
+#include <strings.h>
+
+#include "lsp_text.h"
+#include "parse.h"
+
+#define FEATURES_TEXT_MAX 60    /* longer argument texts are cut, with an ellipsis */
+
+cJSON *p2s_lsp_range(const P2sSource *src, size_t start, size_t end)
+{
+    P2sLspPosition a = p2s_lsp_position(src, start), b = p2s_lsp_position(src, end);
+    cJSON *range = cJSON_CreateObject();
+    cJSON *s = cJSON_AddObjectToObject(range, "start");
+    cJSON_AddNumberToObject(s, "line", a.line);
+    cJSON_AddNumberToObject(s, "character", a.character);
+    cJSON *e = cJSON_AddObjectToObject(range, "end");
+    cJSON_AddNumberToObject(e, "line", b.line);
+    cJSON_AddNumberToObject(e, "character", b.character);
+    return range;
+}
+
+static int features__severity(P2sSeverity severity)
+{
+    switch (severity) {
+    case P2S_ERROR: return 1;
+    case P2S_WARNING: return 2;
+    case P2S_NOTE: return 3;
+    }
+    return 1;
+}
+
+static cJSON *features__diagnostic(const P2sSource *src, const P2sDiag *d)
+{
+    cJSON *obj = cJSON_CreateObject();
+    size_t start = d->has_span ? d->span.start : 0, end = d->has_span ? d->span.end : 0;
+    cJSON_AddItemToObject(obj, "range", p2s_lsp_range(src, start, end));
+    cJSON_AddNumberToObject(obj, "severity", features__severity(d->severity));
+    if (d->code[0])
+        cJSON_AddStringToObject(obj, "code", d->code);
+    cJSON_AddStringToObject(obj, "source", P2S_LSP_SOURCE);
+    if (d->fix) {
+        P2sStrbuf text;
+        p2s_strbuf_init(&text);
+        p2s_strbuf_addf(&text, "%s\nhelp: %s", d->message, d->fix);
+        cJSON_AddStringToObject(obj, "message", text.buf);
+        p2s_strbuf_release(&text);
+        cJSON_AddStringToObject(cJSON_AddObjectToObject(obj, "data"), "fix", d->fix);
+    } else {
+        cJSON_AddStringToObject(obj, "message", d->message);
+    }
+    return obj;
+}
+
+cJSON *p2s_lsp_diagnostics(const P2sSource *src, const P2sDiagSink *sink)
+{
+    cJSON *array = cJSON_CreateArray();
+    for (size_t i = 0; i < sink->items.size; i++)
+        cJSON_AddItemToArray(array, features__diagnostic(src, &sink->items.contents[i]));
+    return array;
+}
+
+/* ---- code actions ---- */
+
+static cJSON *features__text_edit(const P2sSource *src, size_t start, size_t end, const char *text)
+{
+    cJSON *edit = cJSON_CreateObject();
+    cJSON_AddItemToObject(edit, "range", p2s_lsp_range(src, start, end));
+    cJSON_AddStringToObject(edit, "newText", text);
+    return edit;
+}
+
+static void features__add_fix(cJSON *actions, const char *uri, const P2sSource *src, const P2sDiag *d,
+                              const char *title, bool preferred, size_t at, const char *text)
+{
+    cJSON *action = cJSON_CreateObject();
+    cJSON_AddStringToObject(action, "title", title);
+    cJSON_AddStringToObject(action, "kind", "quickfix");
+    cJSON *diags = cJSON_AddArrayToObject(action, "diagnostics");
+    cJSON_AddItemToArray(diags, features__diagnostic(src, d));
+    if (preferred)
+        cJSON_AddTrueToObject(action, "isPreferred");
+    cJSON *changes = cJSON_AddObjectToObject(cJSON_AddObjectToObject(action, "edit"), "changes");
+    cJSON *edits = cJSON_AddArrayToObject(changes, uri);
+    cJSON_AddItemToArray(edits, features__text_edit(src, at, at, text));
+    cJSON_AddItemToArray(actions, action);
+}
+
+static TSNode features__enclosing(TSNode node, const char *type)
+{
+    while (!ts_node_is_null(node) && strcmp(ts_node_type(node), type) != 0)
+        node = ts_node_parent(node);
+    return node;
+}
+
+/* P2S103: `@staticmethod` on a line of its own above the method (above its decorators). */
+static void features__fix_staticmethod(cJSON *actions, const char *uri, const P2sSource *src, TSTree *tree,
+                                       const P2sDiag *d)
+{
+    TSNode at = ts_node_descendant_for_byte_range(ts_tree_root_node(tree), (uint32_t)d->span.start,
+                                                  (uint32_t)d->span.end);
+    TSNode def = features__enclosing(at, "function_definition");
+    if (ts_node_is_null(def))
+        return;
+    TSNode parent = ts_node_parent(def);
+    TSNode first = !ts_node_is_null(parent) && strcmp(ts_node_type(parent), "decorated_definition") == 0 ? parent : def;
+    size_t start = ts_node_start_byte(first), line_start = start;
+    while (line_start > 0 && src->bytes[line_start - 1] != '\n' && src->bytes[line_start - 1] != '\r')
+        line_start--;
+    for (size_t i = line_start; i < start; i++)
+        if (src->bytes[i] != ' ' && src->bytes[i] != '\t')
+            return;  /* not at the start of its line: `class A: def f(...)` */
+    P2sStrbuf text;
+    p2s_strbuf_init(&text);
+    const char *eol = memchr(src->bytes + line_start, '\r', src->len - line_start) &&
+                              strstr(src->bytes, "\r\n") ? "\r\n" : "\n";
+    p2s_strbuf_addf(&text, "@staticmethod%s%.*s", eol, (int)(start - line_start), src->bytes + line_start);
+    features__add_fix(actions, uri, src, d, "Add @staticmethod", true, start, text.buf);
+    p2s_strbuf_release(&text);
+}
+
+/* P2S104: `ctx` as the first parameter. */
+static void features__fix_ctx(cJSON *actions, const char *uri, const P2sSource *src, TSTree *tree, const P2sDiag *d)
+{
+    TSNode params = ts_node_descendant_for_byte_range(ts_tree_root_node(tree), (uint32_t)d->span.start,
+                                                      (uint32_t)d->span.end);
+    params = features__enclosing(params, "parameters");
+    if (ts_node_is_null(params) || ts_node_start_byte(params) >= src->len || src->bytes[ts_node_start_byte(params)] != '(')
+        return;
+    const char *text = ts_node_named_child_count(params) > 0 ? "ctx, " : "ctx";
+    features__add_fix(actions, uri, src, d, "Add `ctx` as the first parameter", true, ts_node_start_byte(params) + 1, text);
+}
+
+/* `# noqa: CODE` on the diagnostic's line, or CODE added to the line's noqa list. */
+static void features__fix_noqa(cJSON *actions, const char *uri, const P2sSource *src, TSTree *tree, const P2sDiag *d)
+{
+    size_t line, col;
+    p2s_source_position(src, d->span.start, &line, &col);
+    P2sSpan span = p2s_source_line_span(src, line);
+    const char *p = src->bytes + span.start, *end = src->bytes + span.end;
+    if (span.end > span.start && end[-1] == '\\')
+        return;  /* a comment after a line continuation would break it */
+    if (tree) {  /* the line ends inside a string: a comment cannot go there */
+        TSNode last = ts_node_descendant_for_byte_range(ts_tree_root_node(tree), (uint32_t)span.end,
+                                                        (uint32_t)span.end);
+        for (TSNode n = last; !ts_node_is_null(n); n = ts_node_parent(n))
+            if (strcmp(ts_node_type(n), "string") == 0 && ts_node_start_byte(n) < span.end &&
+                ts_node_end_byte(n) > span.end)
+                return;
+    }
+    P2sStrbuf title, text;
+    p2s_strbuf_init(&title);
+    p2s_strbuf_init(&text);
+    p2s_strbuf_addf(&title, "Ignore %s on this line (# noqa)", d->code);
+    size_t at = span.end;
+    for (const char *h = p; h < end; h++) {
+        if (*h != '#')
+            continue;
+        const char *q = h + 1;
+        while (q < end && (*q == ' ' || *q == '\t'))
+            q++;
+        if (end - q >= 5 && strncasecmp(q, "noqa:", 5) == 0) {
+            q += 5;
+            const char *last_code = NULL;
+            for (;;) {
+                while (q < end && (*q == ' ' || *q == '\t' || *q == ','))
+                    q++;
+                const char *c = q;
+                while (q < end && isalnum((unsigned char)*q))
+                    q++;
+                if (q == c)
+                    break;
+                last_code = q;
+            }
+            if (last_code) {
+                at = (size_t)(last_code - src->bytes);
+                p2s_strbuf_addf(&text, ", %s", d->code);
+            }
+            break;
+        }
+    }
+    if (!text.len)
+        p2s_strbuf_addf(&text, "  # noqa: %s", d->code);
+    features__add_fix(actions, uri, src, d, title.buf, false, at, text.buf);
+    p2s_strbuf_release(&title);
+    p2s_strbuf_release(&text);
+}
+
+cJSON *p2s_lsp_code_actions(const char *uri, const P2sSource *src, TSTree *tree, const P2sDiagSink *sink,
+                            const P2sRules *rules, size_t start, size_t end, bool offer_static_form)
+{
+    cJSON *actions = cJSON_CreateArray();
+    for (size_t i = 0; i < sink->items.size; i++) {
+        const P2sDiag *d = &sink->items.contents[i];
+        if (!d->has_span || d->span.end < start || d->span.start > end || !d->code[0])
+            continue;
+        if (tree && strcmp(d->code, "P2S103") == 0)
+            features__fix_staticmethod(actions, uri, src, tree, d);
+        else if (tree && strcmp(d->code, "P2S104") == 0)
+            features__fix_ctx(actions, uri, src, tree, d);
+        const P2sRuleDiag *rule = p2s_rules_diag(rules, d->code);
+        if (rule && rule->configurable)
+            features__fix_noqa(actions, uri, src, tree, d);
+    }
+    if (offer_static_form) {
+        cJSON *action = cJSON_CreateObject();
+        cJSON_AddStringToObject(action, "title", "Show static form (pylayer2static)");
+        cJSON_AddStringToObject(action, "kind", "source");
+        cJSON *command = cJSON_AddObjectToObject(action, "command");
+        cJSON_AddStringToObject(command, "title", "Show static form");
+        cJSON_AddStringToObject(command, "command", P2S_LSP_CMD_STATIC_FORM);
+        cJSON_AddItemToArray(cJSON_AddArrayToObject(command, "arguments"), cJSON_CreateString(uri));
+        cJSON_AddItemToArray(actions, action);
+    }
+    return actions;
+}
+
+/* ---- hover and symbols ---- */
+
+/* A node's text on one line (whitespace runs become one space), cut at max bytes. */
+static void features__flat(const P2sSource *src, TSNode node, size_t max, P2sStrbuf *out)
+{
+    size_t start = ts_node_start_byte(node), end = ts_node_end_byte(node);
+    bool space = false;
+    size_t written = 0;
+    for (size_t i = start; i < end && i < src->len; i++) {
+        char c = src->bytes[i];
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\\') {
+            space = written > 0;
+            continue;
+        }
+        if (written >= max && ((unsigned char)c & 0xC0) != 0x80) {
+            p2s_strbuf_adds(out, "…");
+            return;
+        }
+        if (space && c != ')' && c != ']' && out->len && out->buf[out->len - 1] != '(' && out->buf[out->len - 1] != '[')
+            p2s_strbuf_addch(out, ' ');
+        space = false;
+        p2s_strbuf_addch(out, c);
+        written++;
+    }
+}
+
+static void features__code(P2sStrbuf *out, const char *text)
+{
+    const char *fence = strchr(text, '`') ? "``" : "`";
+    p2s_strbuf_addf(out, "%s%s%s%s%s", fence, *fence && fence[1] ? " " : "", text, *fence && fence[1] ? " " : "", fence);
+}
+
+typedef enum { PARAM_POSITIONAL, PARAM_KEYWORD_ONLY, PARAM_VAR_POSITIONAL, PARAM_VAR_KEYWORD } ParamKind;
+
+typedef struct {
+    char *name;
+    ParamKind kind;
+    bool has_default;
+} Param;
+
+typedef Array(Param) Params;
+
+static void features__params_release(Params *params)
+{
+    for (size_t i = 0; i < params->size; i++)
+        p2s_free(params->contents[i].name);
+    array_delete(params);
+}
+
+static char *features__node_text(const P2sSource *src, TSNode node)
+{
+    size_t s = ts_node_start_byte(node), e = ts_node_end_byte(node);
+    if (e > src->len)
+        e = src->len;
+    return p2s_strndup(src->bytes + (s < e ? s : e), e > s ? e - s : 0);
+}
+
+/* forward's parameters after ctx, with Python's kinds. */
+static void features__params(const P2sSource *src, TSNode def, Params *out)
+{
+    TSNode params = p2s_child(def, P2S_FIELD_PARAMETERS);
+    if (ts_node_is_null(params))
+        return;
+    bool keyword_only = false;
+    uint32_t n = ts_node_named_child_count(params);
+    for (uint32_t i = 0; i < n; i++) {
+        TSNode p = ts_node_named_child(params, i);
+        const char *type = ts_node_type(p);
+        Param param = {NULL, keyword_only ? PARAM_KEYWORD_ONLY : PARAM_POSITIONAL, false};
+        TSNode name = p;
+        if (strcmp(type, "keyword_separator") == 0) {
+            keyword_only = true;
+            continue;
+        }
+        if (strcmp(type, "positional_separator") == 0 || strcmp(type, "comment") == 0)
+            continue;
+        if (strcmp(type, "default_parameter") == 0 || strcmp(type, "typed_default_parameter") == 0) {
+            name = p2s_child(p, P2S_FIELD_NAME);
+            param.has_default = true;
+        } else if (strcmp(type, "typed_parameter") == 0 && ts_node_named_child_count(p) > 0) {
+            name = ts_node_named_child(p, 0);
+        }
+        const char *name_type = ts_node_is_null(name) ? "" : ts_node_type(name);
+        if (strcmp(name_type, "list_splat_pattern") == 0) {
+            param.kind = PARAM_VAR_POSITIONAL;
+            keyword_only = true;
+            name = ts_node_named_child(name, 0);
+        } else if (strcmp(name_type, "dictionary_splat_pattern") == 0) {
+            param.kind = PARAM_VAR_KEYWORD;
+            name = ts_node_named_child(name, 0);
+        }
+        if (ts_node_is_null(name))
+            continue;
+        param.name = features__node_text(src, name);
+        array_push(out, param);
+    }
+    if (out->size) {  /* ctx */
+        p2s_free(out->contents[0].name);
+        memmove(out->contents, out->contents + 1, (out->size - 1) * sizeof *out->contents);
+        out->size--;
+    }
+}
+
+/* Every `return` of forward (not of nested functions, lambdas or classes) returns a literal
+ * tuple of the same length: that length; 0 when it is not known. */
+static size_t features__forward_outputs(TSNode def)
+{
+    TSNode body = p2s_child(def, P2S_FIELD_BODY);
+    if (ts_node_is_null(body))
+        return 0;
+    size_t known = 0;
+    bool any = false, agree = true;
+    TSTreeCursor cursor = ts_tree_cursor_new(body);
+    for (;;) {
+        TSNode node = ts_tree_cursor_current_node(&cursor);
+        const char *type = ts_node_type(node);
+        bool descend = strcmp(type, "function_definition") != 0 && strcmp(type, "lambda") != 0 &&
+                       strcmp(type, "class_definition") != 0;
+        if (strcmp(type, "return_statement") == 0) {
+            descend = false;
+            TSNode value = ts_node_named_child(node, 0);
+            size_t count = 0;
+            if (!ts_node_is_null(value) && (strcmp(ts_node_type(value), "expression_list") == 0 ||
+                                            strcmp(ts_node_type(value), "tuple") == 0))
+                count = ts_node_named_child_count(value);
+            if (!count || (any && count != known))
+                agree = false;
+            known = count;
+            any = true;
+        }
+        if (descend && ts_tree_cursor_goto_first_child(&cursor))
+            continue;
+        bool moved = false;
+        while (!moved) {
+            if (ts_tree_cursor_goto_next_sibling(&cursor)) {
+                moved = true;
+            } else if (!ts_tree_cursor_goto_parent(&cursor)) {
+                break;
+            }
+        }
+        if (!moved)
+            break;
+    }
+    ts_tree_cursor_delete(&cursor);
+    return any && agree ? known : 0;
+}
+
+static void features__signature(const P2sSource *src, TSNode def, P2sStrbuf *out)
+{
+    TSNode name = p2s_child(def, P2S_FIELD_NAME), params = p2s_child(def, P2S_FIELD_PARAMETERS);
+    p2s_strbuf_adds(out, "def ");
+    if (!ts_node_is_null(name))
+        features__flat(src, name, 200, out);
+    if (!ts_node_is_null(params))
+        features__flat(src, params, 400, out);
+    p2s_strbuf_addch(out, '\n');
+}
+
+void p2s_lsp_class_summary(const P2sSource *src, const P2sFindings *found, size_t index,
+                           const char *module, P2sStrbuf *out)
+{
+    const P2sPyLayerClass *cls = &found->classes.contents[index];
+    size_t line, col;
+    p2s_source_position(src, cls->name.start, &line, &col);
+    p2s_strbuf_addf(out, "**PyLayer `%.*s`**", (int)(cls->name.end - cls->name.start), src->bytes + cls->name.start);
+    if (module)
+        p2s_strbuf_addf(out, " — module `%s`, line %zu", module, line);
+    else
+        p2s_strbuf_addf(out, " — line %zu", line);
+    p2s_strbuf_adds(out, "\n\n```python\n");
+    if (p2s_node_present(cls->forward))
+        features__signature(src, cls->forward, out);
+    if (p2s_node_present(cls->backward))
+        features__signature(src, cls->backward, out);
+    p2s_strbuf_adds(out, "```\n");
+    if (!p2s_node_present(cls->forward)) {
+        p2s_strbuf_adds(out, "\nNo `forward` found.\n");
+        return;
+    }
+    Params params = {0};
+    features__params(src, cls->forward, &params);
+    p2s_strbuf_adds(out, "\n**Tensor slots:** each argument after `ctx`");
+    if (params.size) {
+        p2s_strbuf_adds(out, " (");
+        for (size_t i = 0; i < params.size; i++)
+            p2s_strbuf_addf(out, "%s`%s%s`", i ? ", " : "",
+                            params.contents[i].kind == PARAM_VAR_POSITIONAL ? "*" :
+                            params.contents[i].kind == PARAM_VAR_KEYWORD ? "**" : "",
+                            params.contents[i].name);
+        p2s_strbuf_adds(out, ")");
+    }
+    p2s_strbuf_adds(out, " that is a Tensor when called (at the top level: not inside a list or dict) becomes "
+                         "one input of the static `pylayer` op, in order; every other argument is passed to "
+                         "`forward` as it is.\n");
+    size_t outputs = features__forward_outputs(cls->forward);
+    p2s_strbuf_adds(out, "\n**backward** receives one gradient per Tensor that `forward` returns");
+    if (outputs)
+        p2s_strbuf_addf(out, " (`forward` returns %zu value%s)", outputs, outputs == 1 ? "" : "s");
+    p2s_strbuf_adds(out, ", and must return one gradient per tensor slot, in order (`None` for an input "
+                         "that needs none).\n");
+    p2s_strbuf_addf(out, "\n**Static graph:** %s\n",
+                    cls->builder ? "a generated builder constructs the op"
+                                 : "the runtime's generic path constructs the op (no generated builder for this class)");
+    features__params_release(&params);
+}
+
+/* "This call" for a local PyLayer: each argument and the parameter it binds to. */
+static void features__bindings(const P2sSource *src, const P2sPyLayerClass *cls, TSNode call, P2sStrbuf *out)
+{
+    TSNode args = p2s_child(call, P2S_FIELD_ARGUMENTS);
+    if (ts_node_is_null(args) || strcmp(ts_node_type(args), "argument_list") != 0 || !p2s_node_present(cls->forward))
+        return;
+    Params params = {0};
+    features__params(src, cls->forward, &params);
+    p2s_strbuf_adds(out, "\n**This call:**\n");
+    size_t next = 0;
+    bool any = false;
+    uint32_t n = ts_node_named_child_count(args);
+    for (uint32_t i = 0; i < n; i++) {
+        TSNode a = ts_node_named_child(args, i);
+        const char *type = ts_node_type(a);
+        if (strcmp(type, "comment") == 0)
+            continue;
+        P2sStrbuf value, target;
+        p2s_strbuf_init(&value);
+        p2s_strbuf_init(&target);
+        if (strcmp(type, "keyword_argument") == 0) {
+            TSNode name = p2s_child(a, P2S_FIELD_NAME);
+            char *key = ts_node_is_null(name) ? p2s_strdup("?") : features__node_text(src, name);
+            const char *bound = NULL;
+            for (size_t k = 0; k < params.size && !bound; k++)
+                if (params.contents[k].kind != PARAM_VAR_POSITIONAL && params.contents[k].kind != PARAM_VAR_KEYWORD &&
+                    strcmp(params.contents[k].name, key) == 0)
+                    bound = params.contents[k].name;
+            for (size_t k = 0; k < params.size && !bound; k++)
+                if (params.contents[k].kind == PARAM_VAR_KEYWORD)
+                    bound = params.contents[k].name;
+            if (bound && strcmp(bound, key) != 0)
+                p2s_strbuf_addf(&target, "**%s['%s']", bound, key);
+            else
+                p2s_strbuf_adds(&target, bound ? bound : key);
+            TSNode v = p2s_child(a, P2S_FIELD_VALUE);
+            if (!ts_node_is_null(v))
+                features__flat(src, v, FEATURES_TEXT_MAX, &value);
+            p2s_free(key);
+        } else if (strcmp(type, "list_splat") == 0 || strcmp(type, "dictionary_splat") == 0) {
+            p2s_strbuf_adds(&target, "(unpacked at run time)");
+            features__flat(src, a, FEATURES_TEXT_MAX, &value);
+        } else {
+            while (next < params.size && params.contents[next].kind == PARAM_KEYWORD_ONLY)
+                next++;
+            if (next < params.size && params.contents[next].kind == PARAM_POSITIONAL)
+                p2s_strbuf_adds(&target, params.contents[next++].name);
+            else if (next < params.size && params.contents[next].kind == PARAM_VAR_POSITIONAL)
+                p2s_strbuf_addf(&target, "*%s", params.contents[next].name);
+            else
+                p2s_strbuf_adds(&target, "(no parameter)");
+            features__flat(src, a, FEATURES_TEXT_MAX, &value);
+        }
+        p2s_strbuf_adds(out, "- ");
+        features__code(out, target.buf);
+        p2s_strbuf_adds(out, " ← ");
+        features__code(out, value.buf);
+        p2s_strbuf_addch(out, '\n');
+        any = true;
+        p2s_strbuf_release(&value);
+        p2s_strbuf_release(&target);
+    }
+    if (!any)
+        p2s_strbuf_adds(out, "- no arguments\n");
+    features__params_release(&params);
+}
+
+cJSON *p2s_lsp_hover(const P2sSource *src, const P2sFindings *found, size_t offset,
+                     P2sLspSummaryLookup external_summary, void *ctx)
+{
+    const P2sApplySite *site = NULL;
+    for (size_t i = 0; i < found->sites.size && !site; i++) {
+        TSNode attr = found->sites.contents[i].attribute;
+        if (ts_node_start_byte(attr) <= offset && offset <= ts_node_end_byte(attr))
+            site = &found->sites.contents[i];
+    }
+    if (!site)
+        return NULL;
+    TSNode attr = site->attribute, object = p2s_child(attr, P2S_FIELD_OBJECT);
+    P2sStrbuf text, object_text;
+    p2s_strbuf_init(&text);
+    p2s_strbuf_init(&object_text);
+    if (!ts_node_is_null(object))
+        features__flat(src, object, 200, &object_text);
+    if (site->class_index < found->classes.size) {
+        p2s_lsp_class_summary(src, found, site->class_index, NULL, &text);
+        if (p2s_node_present(site->call))
+            features__bindings(src, &found->classes.contents[site->class_index], site->call, &text);
+    } else if (site->class_index == P2S_SITE_EXTERNAL) {
+        /* The qualified name this site uses: the one of externals_used that ends like it. */
+        const char *last = strrchr(object_text.buf, '.');
+        last = last ? last + 1 : object_text.buf;
+        const char *summary = NULL;
+        for (size_t i = 0; i < found->externals_used.size && !summary; i++) {
+            const char *q = found->externals_used.contents[i];
+            const char *q_last = strrchr(q, '.');
+            if (strcmp(q_last ? q_last + 1 : q, last) == 0 && external_summary)
+                summary = external_summary(ctx, q);
+        }
+        if (summary)
+            p2s_strbuf_adds(&text, summary);
+        else
+            p2s_strbuf_addf(&text, "**PyLayer `%s`** from another module of the workspace\n", object_text.buf);
+    } else {
+        p2s_strbuf_addf(&text, "`%s.apply` does not resolve to a PyLayer class here: the call goes through "
+                               "`pylayer2static_runtime`, which decides when it runs (a class that is no PyLayer "
+                               "keeps its own `apply`).\n", object_text.buf);
+    }
+    cJSON *hover = cJSON_CreateObject();
+    cJSON *contents = cJSON_AddObjectToObject(hover, "contents");
+    cJSON_AddStringToObject(contents, "kind", "markdown");
+    cJSON_AddStringToObject(contents, "value", text.buf);
+    cJSON_AddItemToObject(hover, "range", p2s_lsp_range(src, ts_node_start_byte(attr), ts_node_end_byte(attr)));
+    p2s_strbuf_release(&text);
+    p2s_strbuf_release(&object_text);
+    return hover;
+}
+
+static cJSON *features__symbol(const P2sSource *src, const char *name, const char *detail, int kind, TSNode node, P2sSpan sel)
+{
+    cJSON *sym = cJSON_CreateObject();
+    cJSON_AddStringToObject(sym, "name", name);
+    if (detail)
+        cJSON_AddStringToObject(sym, "detail", detail);
+    cJSON_AddNumberToObject(sym, "kind", kind);
+    cJSON_AddItemToObject(sym, "range", p2s_lsp_range(src, ts_node_start_byte(node), ts_node_end_byte(node)));
+    cJSON_AddItemToObject(sym, "selectionRange", p2s_lsp_range(src, sel.start, sel.end));
+    return sym;
+}
+
+static void features__method_symbol(const P2sSource *src, const P2sPyLayerClass *cls, TSNode def, cJSON *children)
+{
+    if (!p2s_node_present(def) || ts_node_start_byte(def) < ts_node_start_byte(cls->node) ||
+        ts_node_end_byte(def) > ts_node_end_byte(cls->node))
+        return;  /* inherited from a base: listed there */
+    TSNode name = p2s_child(def, P2S_FIELD_NAME);
+    if (ts_node_is_null(name))
+        return;
+    char *text = features__node_text(src, name);
+    P2sStrbuf detail;
+    p2s_strbuf_init(&detail);
+    TSNode params = p2s_child(def, P2S_FIELD_PARAMETERS);
+    if (!ts_node_is_null(params))
+        features__flat(src, params, 200, &detail);
+    cJSON_AddItemToArray(children, features__symbol(src, text, detail.buf, 6 /* Method */, def, p2s_node_span(name)));
+    p2s_strbuf_release(&detail);
+    p2s_free(text);
+}
+
+cJSON *p2s_lsp_symbols(const P2sSource *src, const P2sFindings *found)
+{
+    cJSON *symbols = cJSON_CreateArray();
+    for (size_t i = 0; i < found->classes.size; i++) {
+        const P2sPyLayerClass *cls = &found->classes.contents[i];
+        if (!cls->is_pylayer)
+            continue;
+        char *name = p2s_strndup(src->bytes + cls->name.start, cls->name.end - cls->name.start);
+        cJSON *sym = features__symbol(src, name, "PyLayer", 5 /* Class */, cls->node, cls->name);
+        cJSON *children = cJSON_AddArrayToObject(sym, "children");
+        features__method_symbol(src, cls, cls->forward, children);
+        features__method_symbol(src, cls, cls->backward, children);
+        cJSON_AddItemToArray(symbols, sym);
+        p2s_free(name);
+    }
+    return symbols;
+}

@@ -1,0 +1,281 @@
+/* lsp_workspace.c — the cross-file index of a workspace folder (tree mode's find phase). */
+#include "lsp_workspace.h"
+
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "glob.h"
+#include "lsp_features.h"
+#include "source.h"
+#include "transpile.h"
+#include "tree.h"
+
+#define WS_MAX_DEPTH 32
+
+void p2s_workspace_init(P2sWorkspace *self, const char *root)
+{
+    memset(self, 0, sizeof *self);
+    size_t n = strlen(root);
+    while (n > 1 && root[n - 1] == '/')
+        n--;
+    self->root = p2s_strndup(root, n);
+    self->package_prefix = p2s_tree_package_prefix(self->root);
+}
+
+static void ws__clear(P2sWorkspace *self)
+{
+    for (size_t i = 0; i < self->modules.size; i++) {
+        P2sWsModule *m = &self->modules.contents[i];
+        p2s_free(m->path);
+        p2s_free(m->module);
+        p2s_strings_release(&m->exports);
+        p2s_nameset_release(&m->misses);
+    }
+    array_delete(&self->modules);
+    p2s_nameset_release(&self->external);
+    p2s_nameset_release(&self->summary_of);
+    p2s_nameset_release(&self->summary_by_name);
+    p2s_strings_release(&self->summaries);
+    self->skipped = 0;
+    self->scanned = false;
+}
+
+void p2s_workspace_release(P2sWorkspace *self)
+{
+    ws__clear(self);
+    p2s_free(self->root);
+    p2s_free(self->package_prefix);
+    self->root = self->package_prefix = NULL;
+}
+
+bool p2s_workspace_contains(const P2sWorkspace *self, const char *path)
+{
+    size_t n = strlen(self->root);
+    if (n == 1 && self->root[0] == '/')
+        return path[0] == '/';
+    return strncmp(path, self->root, n) == 0 && path[n] == '/';
+}
+
+char *p2s_workspace_module_name(const P2sWorkspace *self, const char *path, bool *is_package)
+{
+    size_t n = strlen(path);
+    if (!p2s_workspace_contains(self, path) || n < 3 || strcmp(path + n - 3, ".py") != 0)
+        return NULL;
+    size_t root_len = strlen(self->root);
+    const char *rel = path + (root_len == 1 ? 1 : root_len + 1);
+    if (strlen(rel) <= 3)
+        return NULL;
+    return p2s_tree_module_name(self->package_prefix, rel, is_package);
+}
+
+P2sWsModule *p2s_workspace_module(P2sWorkspace *self, const char *path)
+{
+    for (size_t i = 0; i < self->modules.size; i++)
+        if (strcmp(self->modules.contents[i].path, path) == 0)
+            return &self->modules.contents[i];
+    return NULL;
+}
+
+const char *p2s_workspace_summary(const P2sWorkspace *self, const char *qualname)
+{
+    size_t index;
+    if (p2s_nameset_get(&self->summary_of, qualname, strlen(qualname), &index))
+        return self->summaries.contents[index];
+    const char *dot = strrchr(qualname, '.');
+    const char *last = dot ? dot + 1 : qualname;
+    if (p2s_nameset_get(&self->summary_by_name, last, strlen(last), &index))
+        return self->summaries.contents[index];
+    return NULL;
+}
+
+static int ws__compare(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void ws__read_gitignore(P2sIgnoreRules *ignore, const char *dir, const char *rel)
+{
+    P2sStrbuf path, why;
+    P2sSource src;
+    p2s_strbuf_init(&path);
+    p2s_strbuf_init(&why);
+    p2s_strbuf_addf(&path, "%s/.gitignore", dir);
+    struct stat st;
+    if (stat(path.buf, &st) == 0 && S_ISREG(st.st_mode) && p2s_source_read_file(&src, path.buf, &why) == 0) {
+        p2s_ignore_add(ignore, rel, src.bytes, src.len);
+        p2s_source_release(&src);
+    }
+    p2s_strbuf_release(&path);
+    p2s_strbuf_release(&why);
+}
+
+/* Collects the .py files below dir (rel below the root) into out, sorted per directory;
+ * hidden entries, __pycache__, node_modules, ignored paths and symlinked directories are
+ * skipped, as tree mode skips them. */
+static void ws__walk(P2sWorkspace *self, P2sIgnoreRules *ignore, const char *dir, const char *rel,
+                     int depth, P2sStrings *out)
+{
+    DIR *d = depth < WS_MAX_DEPTH ? opendir(dir) : NULL;
+    if (!d)
+        return;
+    size_t rules_before = ignore->size;
+    ws__read_gitignore(ignore, dir, rel);
+    P2sStrings names = {0};
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (e->d_name[0] != '.' && strcmp(e->d_name, "__pycache__") != 0 && strcmp(e->d_name, "node_modules") != 0)
+            array_push(&names, p2s_strdup(e->d_name));
+    closedir(d);
+    if (names.size)
+        qsort(names.contents, names.size, sizeof names.contents[0], ws__compare);
+    for (size_t i = 0; i < names.size; i++) {
+        P2sStrbuf child, child_rel;
+        p2s_strbuf_init(&child);
+        p2s_strbuf_init(&child_rel);
+        p2s_strbuf_addf(&child, "%s/%s", strcmp(dir, "/") == 0 ? "" : dir, names.contents[i]);
+        p2s_strbuf_addf(&child_rel, "%s%s%s", rel, *rel ? "/" : "", names.contents[i]);
+        struct stat st;
+        if (lstat(child.buf, &st) == 0) {
+            bool is_dir = S_ISDIR(st.st_mode);
+            size_t n = child_rel.len;
+            if (p2s_ignore_match(ignore, child_rel.buf, is_dir)) {
+                /* ignored */
+            } else if (is_dir) {
+                ws__walk(self, ignore, child.buf, child_rel.buf, depth + 1, out);
+            } else if (S_ISREG(st.st_mode) && n > 3 && strcmp(child_rel.buf + n - 3, ".py") == 0) {
+                if (out->size < P2S_WS_MAX_FILES && (size_t)st.st_size <= P2S_WS_MAX_FILE)
+                    array_push(out, p2s_strbuf_detach(&child, NULL));
+                else
+                    self->skipped++;
+            }
+        }
+        p2s_strbuf_release(&child);
+        p2s_strbuf_release(&child_rel);
+    }
+    p2s_strings_release(&names);
+    p2s_ignore_truncate(ignore, rules_before);
+}
+
+/* Records the hover summary of each PyLayer class the module defines (replacing an earlier
+ * one of the same name: a module found again may have more PyLayers). */
+static void ws__summaries(P2sWorkspace *self, const P2sWsModule *m, const P2sSource *src, const P2sFindings *found)
+{
+    for (size_t i = 0; i < found->classes.size; i++) {
+        const P2sPyLayerClass *cls = &found->classes.contents[i];
+        if (!cls->is_pylayer || !cls->qualname)
+            continue;
+        P2sStrbuf text, qual;
+        p2s_strbuf_init(&text);
+        p2s_strbuf_init(&qual);
+        p2s_strbuf_addf(&qual, "%s%s%s", m->module, *m->module ? "." : "", cls->qualname);
+        p2s_lsp_class_summary(src, found, i, m->module, &text);
+        size_t index;
+        if (p2s_nameset_get(&self->summary_of, qual.buf, qual.len, &index)) {
+            p2s_free(self->summaries.contents[index]);
+            self->summaries.contents[index] = p2s_strbuf_detach(&text, NULL);
+        } else {
+            index = self->summaries.size;
+            array_push(&self->summaries, p2s_strbuf_detach(&text, NULL));
+            p2s_nameset_put(&self->summary_of, qual.buf, qual.len, index);
+            const char *dot = strrchr(cls->qualname, '.');
+            const char *last = dot ? dot + 1 : cls->qualname;
+            if (!p2s_nameset_contains(&self->summary_by_name, last, strlen(last)))
+                p2s_nameset_put(&self->summary_by_name, last, strlen(last), index);
+        }
+        p2s_strbuf_release(&text);
+        p2s_strbuf_release(&qual);
+    }
+}
+
+/* Reads, parses and finds one module; keeps its exports, misses and summaries. */
+static void ws__analyze(P2sWorkspace *self, P2sWsModule *m, const P2sRules *rules, P2sWsOverlay overlay, void *ctx)
+{
+    P2sSource src = {0};
+    P2sDiagSink io;
+    p2s_diag_sink_init(&io);
+    size_t len = 0;
+    const char *text = overlay ? overlay(ctx, m->path, &len) : NULL;
+    int read = 0;
+    if (text)
+        p2s_source_from_bytes(&src, m->path, text, len);
+    else
+        read = p2s_source_read_path(&src, m->path, m->path, P2S_WS_MAX_FILE, &io);
+    p2s_strings_release(&m->exports);
+    p2s_nameset_release(&m->misses);
+    if (read == 0) {
+        P2sUnit unit;
+        p2s_unit_init(&unit, &src);
+        if (p2s_unit_parse(&unit) == P2S_TRANSPILE_OK) {
+            P2sModule module = {m->module, m->is_package, &self->external};
+            p2s_unit_find(&unit, rules, &module);
+            m->exports = unit.found.exports;
+            m->misses = unit.found.misses;
+            memset(&unit.found.exports, 0, sizeof unit.found.exports);
+            memset(&unit.found.misses, 0, sizeof unit.found.misses);
+            ws__summaries(self, m, &src, &unit.found);
+        }
+        p2s_unit_release(&unit);
+        p2s_source_release(&src);
+    }
+    p2s_diag_sink_release(&io);
+}
+
+/* Adds every module's exports to the external set; the names that are new go to fresh. */
+static void ws__collect_exports(P2sWorkspace *self, P2sStrings *fresh)
+{
+    for (size_t i = 0; i < self->modules.size; i++) {
+        const P2sWsModule *m = &self->modules.contents[i];
+        for (size_t k = 0; k < m->exports.size; k++) {
+            P2sStrbuf q;
+            p2s_strbuf_init(&q);
+            p2s_strbuf_addf(&q, "%s%s%s", m->module, *m->module ? "." : "", m->exports.contents[k]);
+            if (p2s_nameset_add(&self->external, q.buf, q.len))
+                array_push(fresh, p2s_strbuf_detach(&q, NULL));
+            p2s_strbuf_release(&q);
+        }
+    }
+}
+
+static bool ws__missed_any(const P2sNameSet *misses, const P2sStrings *fresh)
+{
+    for (size_t k = 0; k < fresh->size; k++)
+        if (p2s_nameset_contains(misses, fresh->contents[k], strlen(fresh->contents[k])))
+            return true;
+    return false;
+}
+
+void p2s_workspace_scan(P2sWorkspace *self, const P2sRules *rules, P2sWsOverlay overlay, void *ctx)
+{
+    ws__clear(self);
+    P2sIgnoreRules ignore = {0};
+    P2sStrings paths = {0};
+    ws__walk(self, &ignore, self->root, "", 0, &paths);
+    p2s_ignore_release(&ignore);
+    for (size_t i = 0; i < paths.size; i++) {
+        P2sWsModule m = {0};
+        m.module = p2s_workspace_module_name(self, paths.contents[i], &m.is_package);
+        if (!m.module)
+            continue;
+        m.path = paths.contents[i];
+        paths.contents[i] = NULL;
+        array_push(&self->modules, m);
+    }
+    p2s_strings_release(&paths);
+    for (size_t i = 0; i < self->modules.size; i++)
+        ws__analyze(self, &self->modules.contents[i], rules, overlay, ctx);
+    /* Found again until the set of exported PyLayers stops growing (tree mode's rounds). */
+    for (;;) {
+        P2sStrings fresh = {0};
+        ws__collect_exports(self, &fresh);
+        bool grew = fresh.size > 0;
+        for (size_t i = 0; grew && i < self->modules.size; i++)
+            if (ws__missed_any(&self->modules.contents[i].misses, &fresh))
+                ws__analyze(self, &self->modules.contents[i], rules, overlay, ctx);
+        p2s_strings_release(&fresh);
+        if (!grew)
+            break;
+    }
+    self->scanned = true;
+}

@@ -1,0 +1,59 @@
+/* lsp_workspace.h — what the language server knows across files: every module below a
+ * workspace folder is read, parsed and found the way tree mode does it (p2s_unit_parse,
+ * p2s_unit_find with the module's dotted name and the set of PyLayers other modules export,
+ * then found again until that set stops growing), so a document that imports a PyLayer from a
+ * sibling module is checked and resolved as `pylayer2static SRC_DIR -o OUT` would. Trees are
+ * dropped after finding: the index keeps per module only its exports and misses, and a hover
+ * summary of each PyLayer class. Open documents may stand in for their files (an overlay).
+ * The workspace owns everything in it. */
+#ifndef P2S_LSP_WORKSPACE_H
+#define P2S_LSP_WORKSPACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "array.h"
+#include "find.h"
+#include "nameset.h"
+#include "rules.h"
+
+#define P2S_WS_MAX_FILES 20000              /* modules indexed per folder; the rest skipped */
+#define P2S_WS_MAX_FILE ((size_t)4 << 20)    /* larger files are skipped */
+
+typedef struct {
+    char *path;                 /* absolute */
+    char *module;               /* dotted name */
+    bool is_package;
+    P2sStrings exports;         /* module-level PyLayer names (own and re-exported) */
+    P2sNameSet misses;
+} P2sWsModule;
+
+typedef struct {
+    char *root;                 /* absolute, without a trailing slash */
+    char *package_prefix;       /* packages above root, as tree mode names them */
+    Array(P2sWsModule) modules; /* in path order */
+    P2sNameSet external;        /* qualified names of every exported PyLayer */
+    P2sNameSet summary_of;      /* qualified class name -> index in summaries */
+    P2sNameSet summary_by_name; /* bare class name -> index (first in path order) */
+    P2sStrings summaries;       /* hover text (Markdown) of each PyLayer class */
+    size_t skipped;             /* files left out by the limits */
+    bool scanned;
+} P2sWorkspace;
+
+/* The text of an open document standing in for path, or NULL to read the file. */
+typedef const char *(*P2sWsOverlay)(void *ctx, const char *path, size_t *len);
+
+void p2s_workspace_init(P2sWorkspace *self, const char *root);
+/* (Re)indexes every module below root with rules. */
+void p2s_workspace_scan(P2sWorkspace *self, const P2sRules *rules, P2sWsOverlay overlay, void *ctx);
+/* Whether path lies below root. */
+bool p2s_workspace_contains(const P2sWorkspace *self, const char *path);
+/* The module name of a .py path below root (caller frees), or NULL. */
+char *p2s_workspace_module_name(const P2sWorkspace *self, const char *path, bool *is_package);
+/* The indexed module of path, or NULL. */
+P2sWsModule *p2s_workspace_module(P2sWorkspace *self, const char *path);
+/* The hover summary of a PyLayer by qualified name, falling back to its last component. */
+const char *p2s_workspace_summary(const P2sWorkspace *self, const char *qualname);
+void p2s_workspace_release(P2sWorkspace *self);
+
+#endif

@@ -1,0 +1,43 @@
+import paddle; import pylayer2static_runtime as _p2s
+from paddle.autograd import PyLayer
+
+
+class Broken(PyLayer):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2.0
+
+    @staticmethod
+    def backward(ctx, dy, dz):
+        return dy * 2.0
+
+
+class Scale(PyLayer):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2.0
+
+    @staticmethod
+    def backward(ctx, dy):
+        return dy * 2.0
+
+
+def run(layer_cls, x):
+    return layer_cls.apply(x)
+
+
+y = run(Scale, paddle.ones([2]))
+z = run(Broken, paddle.ones([2]))
+w = _p2s.apply(Scale, paddle.ones([2]))
+
+
+# --- pylayer2static 0.1.0: static-graph builders (generated; edit the classes above instead) ---
+_p2s.require("0.1.0")
+
+
+@_p2s.register(Scale)
+def _p2s_static_Scale(x):
+    """Scale.apply in a static graph: one `pylayer` op."""
+    op = _p2s.PyLayerOp(Scale, (x,), {})
+    return op.build(forward=Scale.forward, backward=Scale.backward)
+# pylayer2static 0.1.0

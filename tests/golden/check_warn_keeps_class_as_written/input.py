@@ -1,0 +1,1 @@
+../check_p2s301_left_as_written/input.py

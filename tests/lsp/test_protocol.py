@@ -1,0 +1,659 @@
+"""Protocol-level tests of `pylayer2static lsp`, driving the server over pipes.
+
+    python3 tests/lsp/test_protocol.py BIN [--wrap 'valgrind --error-exitcode=99 ...']
+
+Standard library only. Diagnostics are compared with the command line's own JSON output
+(`--lint --output-format json`) for the same text: one source of truth. Prints one line per
+failure and `lsp: N passed, N failed` at the end.
+"""
+import json
+import os
+import random
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from lsp_client import Client  # noqa: E402
+
+FIXTURE = os.path.join(HERE, "fixtures", "model.py")
+BIN = None
+WRAP = []
+TESTS = []
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+def server(cwd=None):
+    return Client(WRAP + [BIN, "lsp"], cwd=cwd)
+
+
+def uri_of(path):
+    return "file://" + path
+
+
+def utf16_col(line_text, codepoint_col0):
+    return len(line_text[:codepoint_col0].encode("utf-16-le")) // 2
+
+
+def cli_diagnostics(text, name="x.py", extra=()):
+    """The CLI's JSON diagnostics for text, as LSP would show them (0-based UTF-16 ranges)."""
+    out = subprocess.run([BIN, "--lint", "--no-config", "--output-format", "json", "--stdin-filename", name,
+                          *extra, "-"], input=text.encode(), capture_output=True).stdout
+    lines = text.splitlines()
+    result = []
+    for d in json.loads(out):
+        def pos(line, col):
+            lt = lines[line - 1] if line - 1 < len(lines) else ""
+            return {"line": line - 1, "character": utf16_col(lt, col - 1)}
+        message = d["message"] + ("\nhelp: " + d["fix"] if d["fix"] else "")
+        sev = {"error": 1, "warning": 2, "note": 3}[d["severity"]]
+        result.append((d["code"], sev, message, pos(d["line"], d["col"]), pos(d["end_line"], d["end_col"])))
+    return result
+
+
+def lsp_tuples(diags):
+    return [(d.get("code"), d["severity"], d["message"], d["range"]["start"], d["range"]["end"]) for d in diags]
+
+
+def open_doc(c, uri, text, version=1):
+    c.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": version,
+                                                      "text": text}})
+    return c.diagnostics(uri, version)
+
+
+def change(c, uri, version, changes):
+    c.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version}, "contentChanges": changes})
+    return c.diagnostics(uri, version)
+
+
+def position_of(text, needle, nth=0):
+    """LSP position (UTF-16) of the nth occurrence of needle."""
+    idx = -1
+    for _ in range(nth + 1):
+        idx = text.index(needle, idx + 1)
+    line = text.count("\n", 0, idx)
+    start = text.rfind("\n", 0, idx) + 1
+    return {"line": line, "character": utf16_col(text[start:], idx - start)}
+
+
+def apply_edits(text, edits):
+    """Applies LSP TextEdits (UTF-16 positions) to text, last first."""
+    def offset(pos):
+        lines = text.split("\n")
+        base = sum(len(l) + 1 for l in lines[:pos["line"]])
+        line = lines[pos["line"]] if pos["line"] < len(lines) else ""
+        units = 0
+        for i, ch in enumerate(line):
+            if units >= pos["character"]:
+                return base + i
+            units += 2 if ord(ch) > 0xFFFF else 1
+        return base + len(line)
+    for e in sorted(edits, key=lambda e: (e["range"]["start"]["line"], e["range"]["start"]["character"]), reverse=True):
+        a, b = offset(e["range"]["start"]), offset(e["range"]["end"])
+        text = text[:a] + e["newText"] + text[b:]
+    return text
+
+
+def check(cond, what):
+    if not cond:
+        raise AssertionError(what)
+
+
+def fixture_text():
+    with open(FIXTURE, encoding="utf-8") as f:
+        return f.read()
+
+
+# ---------------------------------------------------------------- lifecycle and robustness
+
+@test
+def initialize_announces_incremental_utf16_sync():
+    c = server()
+    try:
+        r = c.initialize()["result"]
+        caps = r["capabilities"]
+        check(caps["textDocumentSync"]["change"] == 2, "incremental sync")
+        check(caps["positionEncoding"] == "utf-16", "utf-16")
+        check(caps["hoverProvider"] and caps["documentSymbolProvider"], "hover, symbols")
+        check("pylayer2static.showStaticForm" in caps["executeCommandProvider"]["commands"], "command")
+        resp, code = c.shutdown()
+        check(resp.get("result", 1) is None and code == 0, "shutdown then exit: status 0, got %r" % code)
+    finally:
+        c.kill()
+
+
+@test
+def requests_before_initialize_are_refused():
+    c = server()
+    try:
+        r = c.request("textDocument/hover", {"textDocument": {"uri": "file:///x.py"}, "position": {"line": 0, "character": 0}})
+        check(r["error"]["code"] == -32002, r)
+        c.initialize()
+        r = c.request("initialize", {"capabilities": {}})
+        check(r["error"]["code"] == -32600, "second initialize: %r" % r)
+    finally:
+        c.kill()
+
+
+@test
+def malformed_messages_get_jsonrpc_errors_and_the_server_goes_on():
+    c = server()
+    try:
+        c.initialize()
+        c.send_raw(b"Content-Length: 9\r\n\r\n{not json")
+        check(c.read_message()["error"]["code"] == -32700, "parse error")
+        c.send_raw(b"Content-Length: 2\r\n\r\n[]")
+        check(c.read_message()["error"]["code"] == -32600, "array")
+        c.send_raw(b"Content-Length: 4\r\n\r\nnull")
+        check(c.read_message()["error"]["code"] == -32600, "null")
+        c.send({"jsonrpc": "2.0", "id": {"an": "object"}, "method": "x"})
+        check(c.read_message()["error"]["code"] == -32600, "object id")
+        c.send({"jsonrpc": "2.0", "id": 7, "method": 42})
+        check(c.read_message()["error"]["code"] == -32600, "numeric method")
+        c.send_raw(b"Content-Type: application/json\r\n\r\n")
+        check(c.read_message()["error"]["code"] == -32700, "header without length")
+        c.send_raw(b"Content-Length: 12x\r\n\r\n")
+        check(c.read_message()["error"]["code"] == -32700, "bad length")
+        r = c.request("no/such/method", {})
+        check(r["error"]["code"] == -32601, "method not found: %r" % r)
+        c.notify("no/such/notification", {"a": 1})
+        c.notify("$/cancelRequest", {"id": 99})
+        c.send({"jsonrpc": "2.0", "id": 55, "result": None})  # a response nobody asked for
+        r = c.request("textDocument/documentSymbol", {"textDocument": {"uri": "file:///never-opened.py"}})
+        check(r.get("result") == [], "symbols of an unknown document: %r" % r)
+        r = c.request("textDocument/hover", {"textDocument": 5, "position": "x"})
+        check("result" in r and r["result"] is None, "hover with wrong params: %r" % r)
+        c.send_raw(b"x" * 10000)  # garbage longer than any header, then a valid message
+        c.send({"jsonrpc": "2.0", "id": 1000, "method": "textDocument/documentSymbol",
+                "params": {"textDocument": {"uri": "file:///none.py"}}})
+        seen_error = False
+        while True:
+            m = c.read_message()
+            if m.get("id") == 1000:
+                break
+            seen_error = seen_error or m.get("error", {}).get("code") == -32700
+        check(seen_error, "garbage answered with a parse error")
+        resp, code = c.shutdown()
+        check(code == 0, "exit status %r" % code)
+    finally:
+        c.kill()
+
+
+@test
+def wrongly_typed_parameters_do_not_crash():
+    c = server()
+    try:
+        c.initialize()
+        uri = "file:///tmp/p2s-wrong.py"
+        open_doc(c, uri, "x = 1\n")
+        for params in [None, [], {"textDocument": None}, {"textDocument": {"uri": uri}, "contentChanges": 3},
+                       {"textDocument": {"uri": uri, "version": "v"},
+                        "contentChanges": [{"range": {"start": {"line": "a", "character": -5},
+                                                      "end": {"line": 1e30, "character": None}}, "text": "y"},
+                                           {"range": {"start": {"line": -1, "character": -1},
+                                                      "end": {"line": -2, "character": 1e300}}, "text": 5},
+                                           {"text": None}, 17]}]:
+            c.send({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": params})
+        for method in ["textDocument/codeAction", "textDocument/hover", "workspace/executeCommand",
+                       "textDocument/documentSymbol"]:
+            r = c.request(method, {"textDocument": {"uri": uri}, "range": [], "position": {"line": 10**12,
+                                                                                         "character": 10**12},
+                                   "command": None, "arguments": [{}]})
+            check("result" in r or "error" in r, "%s answered" % method)
+        change(c, uri, 9, [{"range": {"start": {"line": 99, "character": 99}, "end": {"line": 100, "character": 0}},
+                            "text": "\nz = 2\n"}])
+        r = c.request("workspace/executeCommand", {"command": "pylayer2static.showStaticForm", "arguments": [uri]})
+        check(r["result"] == "x = 1\n\nz = 2\n", "a position past the end appends: %r" % r)
+        resp, code = c.shutdown()
+        check(code == 0, "exit %r" % code)
+    finally:
+        c.kill()
+
+
+@test
+def binary_and_huge_documents_are_reported_not_fatal():
+    c = server()
+    try:
+        c.initialize()
+        d = open_doc(c, "file:///tmp/p2s-bin.py", "a = 1\x00\nb = 2\n")
+        check([x.get("code") for x in d] == ["P2S002"], "NUL byte: %r" % d)
+        check(d[0]["range"]["start"] == {"line": 0, "character": 5}, "at the NUL: %r" % d)
+        d = change(c, "file:///tmp/p2s-bin.py", 2, [{"range": {"start": {"line": 0, "character": 5},
+                                                               "end": {"line": 0, "character": 6}}, "text": ""}])
+        check(d == [], "NUL removed: %r" % d)
+        c.notify("textDocument/didChange", {"textDocument": {"uri": "file:///tmp/p2s-bin.py", "version": 3},
+                                            "contentChanges": [{"text": "\udcff"}]})
+        check(c.read_message()["error"]["code"] == -32700, "a lone surrogate (cJSON refuses it)")
+        d = change(c, "file:///tmp/p2s-bin.py", 4, [{"text": "\ufffe\x7f\x01\x1b[0m\u2028" * 50}])
+        check(all(x.get("code") in ("P2S001", "P2S003") for x in d), "binary junk: %r" % d)
+        big = "x = 1\n" * (3 << 20)  # 18 MiB
+        t0 = time.monotonic()
+        d = open_doc(c, "file:///tmp/p2s-big.py", big)
+        check(len(d) == 1 and d[0]["severity"] == 3 and "larger than" in d[0]["message"], "huge: %r" % d)
+        check(time.monotonic() - t0 < 10, "huge document answered quickly")
+        r = c.request("textDocument/documentSymbol", {"textDocument": {"uri": "file:///tmp/p2s-big.py"}})
+        check(r["result"] == [], "no symbols for a huge document")
+        c.send_raw(b"Content-Length: %d\r\n\r\n" % (65 << 20))  # above the 64 MiB message limit
+        c.send_raw(b" " * (65 << 20))
+        m = c.read_message(30)
+        check(m["error"]["code"] == -32600, "oversized message: %r" % m)
+        r = c.request("textDocument/documentSymbol", {"textDocument": {"uri": "file:///tmp/p2s-bin.py"}})
+        check(r["result"] == [], "still serving after the oversized message")
+        c.shutdown()
+    finally:
+        c.kill()
+
+
+@test
+def a_vanished_client_ends_the_server():
+    c = server()
+    try:
+        c.initialize()
+        open_doc(c, "file:///tmp/p2s-gone.py", fixture_text())
+        c.send_raw(b"Content-Length: 100\r\n\r\n{\"jsonrpc\"")  # half a message, then gone
+        c.proc.stdin.close()
+        code = c.proc.wait(10)
+        check(code == 1, "end of input without shutdown: status 1, got %r" % code)
+    finally:
+        c.kill()
+    c = server()
+    try:
+        c.initialize()
+        c.proc.stdout.close()  # nobody reads any more: the next write fails, the server ends
+        for _ in range(200):
+            try:
+                c.notify("textDocument/didOpen", {"textDocument": {"uri": "file:///tmp/p2s-w.py", "version": 1,
+                                                                  "languageId": "python", "text": "x = 1\n"}})
+                r = {"jsonrpc": "2.0", "id": 5, "method": "textDocument/documentSymbol",
+                     "params": {"textDocument": {"uri": "file:///tmp/p2s-w.py"}}}
+                c.send(r)
+            except BrokenPipeError:
+                break
+            time.sleep(0.005)
+        code = c.proc.wait(10)
+        check(code in (0, 1), "closed output: clean exit, got %r" % code)
+    finally:
+        c.kill()
+
+
+@test
+def requests_after_shutdown_are_invalid():
+    c = server()
+    try:
+        c.initialize()
+        c.request("shutdown")
+        r = c.request("textDocument/documentSymbol", {"textDocument": {"uri": "file:///x.py"}})
+        check(r["error"]["code"] == -32600, r)
+        c.notify("exit")
+        check(c.proc.wait(10) == 0, "exit after shutdown: 0")
+        c = server()
+        c.initialize()
+        c.notify("exit")
+        check(c.proc.wait(10) == 1, "exit without shutdown: 1")
+    finally:
+        c.kill()
+
+
+# ---------------------------------------------------------------- diagnostics
+
+@test
+def diagnostics_are_the_command_lines():
+    c = server()
+    try:
+        c.initialize()
+        text = fixture_text()
+        d = open_doc(c, "file:///tmp/p2s-model.py", text)
+        check(lsp_tuples(d) == cli_diagnostics(text), "LSP %r\nCLI %r" % (lsp_tuples(d), cli_diagnostics(text)))
+        check(all(x["source"] == "pylayer2static" for x in d), "source")
+        hazard = [x for x in d if x["code"] == "P2S201"][0]
+        # `        s = "é😀"; v = y.numpy()`: the emoji counts two UTF-16 units
+        check(hazard["range"]["start"] == {"line": 18, "character": 23}, "UTF-16 column: %r" % hazard["range"])
+        c.shutdown()
+    finally:
+        c.kill()
+
+
+@test
+def an_edit_that_removes_a_hazard_removes_its_diagnostic():
+    c = server()
+    try:
+        c.initialize()
+        uri = "file:///tmp/p2s-edit.py"
+        text = fixture_text()
+        open_doc(c, uri, text)
+        start = position_of(text, "y.numpy()")
+        end = dict(start, character=start["character"] + len("y.numpy()"))
+        d = change(c, uri, 2, [{"range": {"start": start, "end": end}, "text": "y + 1"}])
+        check("P2S201" not in [x["code"] for x in d], "hazard gone: %r" % d)
+        check("P2S103" in [x["code"] for x in d], "others kept")
+        new_text = text.replace("y.numpy()", "y + 1")
+        check(lsp_tuples(d) == cli_diagnostics(new_text), "same as the CLI after the edit")
+        c.shutdown()
+    finally:
+        c.kill()
+
+
+@test
+def random_incremental_edits_match_a_fresh_open():
+    rng = random.Random(12)
+    c = server()
+    try:
+        c.initialize()
+        uri, fresh = "file:///tmp/p2s-rand.py", "file:///tmp/p2s-fresh.py"
+        text = fixture_text()
+        open_doc(c, uri, text)
+        pieces = ["x", "é", "😀", "\n", "    ", "(", ")", ".numpy()", "#", "\r\n", ""]
+        for version in range(2, 60):
+            lines = text.split("\n")
+            li = rng.randrange(len(lines))
+            line = lines[li]
+            a = rng.randrange(len(line) + 1)
+            b = min(len(line), a + rng.randrange(3))
+            new = rng.choice(pieces)
+            start = {"line": li, "character": utf16_col(line, a)}
+            end = {"line": li, "character": utf16_col(line, b)}
+            base = sum(len(l) + 1 for l in lines[:li])
+            text = text[:base + a] + new + text[base + b:]
+            c.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
+                                                "contentChanges": [{"range": {"start": start, "end": end},
+                                                                    "text": new}]})
+        d1 = c.diagnostics(uri, 59)
+        d2 = open_doc(c, fresh, text)
+        check(lsp_tuples(d1) == lsp_tuples(d2), "incremental %r\nfresh %r" % (lsp_tuples(d1), lsp_tuples(d2)))
+        s1 = c.request("workspace/executeCommand", {"command": "pylayer2static.showStaticForm", "arguments": [uri]})
+        s2 = c.request("workspace/executeCommand", {"command": "pylayer2static.showStaticForm", "arguments": [fresh]})
+        check(s1 == dict(s2, id=s1["id"]), "same static form")
+        # The server's text is the client's: the static form of a file without PyLayers is itself.
+        c.shutdown()
+    finally:
+        c.kill()
+
+
+@test
+def noqa_and_configuration_are_honoured():
+    tmp = tempfile.mkdtemp(prefix="p2s-lsp-")
+    try:
+        with open(os.path.join(tmp, "pyproject.toml"), "w") as f:
+            f.write('[tool.pylayer2static]\nignore = ["P2S300"]\n')
+        path = os.path.join(tmp, "m.py")
+        text = fixture_text().replace("v = y.numpy()", "v = y.numpy()  # noqa: P2S201")
+        with open(path, "w") as f:
+            f.write(text)
+        c = server()
+        try:
+            c.initialize()
+            d = open_doc(c, uri_of(path), text)
+            codes = [x["code"] for x in d]
+            check("P2S201" not in codes, "noqa: %r" % codes)
+            check("P2S300" not in codes, "pyproject ignore: %r" % codes)
+            check("P2S103" in codes, "the rest: %r" % codes)
+            c.notify("workspace/didChangeConfiguration", {"settings": {"pylayer2static": {"ignore": ["P2S103"],
+                                                                                          "warn": ["P2S1"]}}})
+            d = c.diagnostics(uri_of(path))
+            codes = [x["code"] for x in d]
+            check("P2S103" not in codes and "P2S300" not in codes, "settings add to the file: %r" % codes)
+            c.notify("workspace/didChangeConfiguration", {"settings": {"pylayer2static": {"noConfig": True}}})
+            d = c.diagnostics(uri_of(path))
+            check("P2S300" in [x["code"] for x in d], "noConfig: %r" % d)
+            c.shutdown()
+        finally:
+            c.kill()
+    finally:
+        shutil.rmtree(tmp)
+
+
+# ---------------------------------------------------------------- code actions, hover, symbols
+
+@test
+def quick_fix_adds_staticmethod_and_the_error_goes():
+    c = server()
+    try:
+        c.initialize()
+        uri = "file:///tmp/p2s-fix.py"
+        text = fixture_text()
+        d = open_doc(c, uri, text)
+        diag = [x for x in d if x["code"] == "P2S103"][0]
+        r = c.request("textDocument/codeAction", {"textDocument": {"uri": uri}, "range": diag["range"],
+                                                  "context": {"diagnostics": [diag], "only": ["quickfix"]}})
+        actions = r["result"]
+        fix = [a for a in actions if a["title"] == "Add @staticmethod"]
+        check(fix and fix[0]["kind"] == "quickfix" and fix[0].get("isPreferred"), "the fix: %r" % actions)
+        check(all(a["kind"] == "quickfix" for a in actions), "only quickfix")
+        new_text = apply_edits(text, fix[0]["edit"]["changes"][uri])
+        check("    @staticmethod\n    def forward(ctx, x, factor=2.0):" in new_text, new_text[:200])
+        d = change(c, uri, 2, [{"text": new_text}])
+        check("P2S103" not in [x["code"] for x in d], "fixed: %r" % d)
+        hazard = [x for x in d if x["code"] == "P2S201"][0]
+        r = c.request("textDocument/codeAction", {"textDocument": {"uri": uri}, "range": hazard["range"],
+                                                  "context": {"diagnostics": [hazard]}})
+        noqa = [a for a in r["result"] if "noqa" in a["title"]]
+        check(noqa, "noqa action: %r" % r)
+        check(any(a["kind"] == "source" and a["command"]["command"] == "pylayer2static.showStaticForm"
+                  for a in r["result"]), "static form action")
+        newer = apply_edits(new_text, noqa[0]["edit"]["changes"][uri])
+        d = change(c, uri, 3, [{"text": newer}])
+        check("P2S201" not in [x["code"] for x in d], "noqa applied: %r" % d)
+        check(lsp_tuples(d) == cli_diagnostics(newer), "as the CLI")
+        c.shutdown()
+    finally:
+        c.kill()
+
+
+@test
+def quick_fix_adds_ctx():
+    c = server()
+    try:
+        c.initialize()
+        uri = "file:///tmp/p2s-ctx.py"
+        text = ("from paddle.autograd import PyLayer\n\nclass A(PyLayer):\n    @staticmethod\n"
+                "    def forward():\n        return 1\n\n    @staticmethod\n    def backward(ctx, dy):\n"
+                "        return dy\n")
+        d = open_doc(c, uri, text)
+        diag = [x for x in d if x["code"] == "P2S104"]
+        check(diag, "P2S104: %r" % d)
+        r = c.request("textDocument/codeAction", {"textDocument": {"uri": uri}, "range": diag[0]["range"],
+                                                  "context": {"diagnostics": diag}})
+        fix = [a for a in r["result"] if "ctx" in a["title"]]
+        check(fix, "ctx fix: %r" % r)
+        new_text = apply_edits(text, fix[0]["edit"]["changes"][uri])
+        check("def forward(ctx):" in new_text, new_text)
+        d = change(c, uri, 2, [{"text": new_text}])
+        check("P2S104" not in [x["code"] for x in d], "fixed: %r" % d)
+        c.shutdown()
+    finally:
+        c.kill()
+
+
+@test
+def hover_on_apply_shows_forward_slots_and_backward():
+    c = server()
+    try:
+        c.initialize()
+        uri = "file:///tmp/p2s-hover.py"
+        text = fixture_text()
+        open_doc(c, uri, text)
+        pos = position_of(text, "Tanh.apply")
+        pos["character"] += 6
+        r = c.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": pos})
+        value = r["result"]["contents"]["value"]
+        for part in ["PyLayer `Tanh`", "def forward(ctx, x, func1=paddle.tanh)", "def backward(ctx, dy)",
+                     "Tensor slots", "`func1` ← `paddle.tanh`", "`x` ← `x`", "one gradient per tensor slot"]:
+            check(part in value, "%r not in hover:\n%s" % (part, value))
+        pos = position_of(text, "layer.apply")
+        r = c.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": pos})
+        check("does not resolve" in r["result"]["contents"]["value"], r)
+        r = c.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}})
+        check(r["result"] is None, "no hover elsewhere")
+        c.shutdown()
+    finally:
+        c.kill()
+
+
+@test
+def document_symbols_list_pylayers():
+    c = server()
+    try:
+        c.initialize()
+        uri = "file:///tmp/p2s-sym.py"
+        open_doc(c, uri, fixture_text())
+        r = c.request("textDocument/documentSymbol", {"textDocument": {"uri": uri}})
+        names = [(s["name"], [ch["name"] for ch in s["children"]]) for s in r["result"]]
+        check(names == [("Scale", ["forward", "backward"]), ("Tanh", ["forward", "backward"])], names)
+        check(r["result"][1]["selectionRange"]["start"] == {"line": 14, "character": 6}, r["result"][1])
+        c.shutdown()
+    finally:
+        c.kill()
+
+
+@test
+def show_static_form_is_the_command_lines_output():
+    c = server()
+    try:
+        c.initialize()
+        uri = "file:///tmp/p2s-static.py"
+        text = fixture_text()
+        open_doc(c, uri, text)
+        r = c.request("workspace/executeCommand", {"command": "pylayer2static.showStaticForm", "arguments": [uri]})
+        cli = subprocess.run([BIN, "--no-config", "-"], input=text.encode(), capture_output=True).stdout.decode()
+        check(r["result"] == cli, "static form differs from the CLI's output")
+        check("_p2s.apply(Tanh, x" in r["result"], "transpiled")
+        r = c.request("workspace/executeCommand", {"command": "nope", "arguments": []})
+        check(r["error"]["code"] == -32602, r)
+        bad = "file:///tmp/p2s-syntax.py"
+        open_doc(c, bad, "def f(:\n")
+        r = c.request("workspace/executeCommand", {"command": "pylayer2static.showStaticForm", "arguments": [bad]})
+        check("error" in r, "syntax error: no static form")
+        c.notify("textDocument/didClose", {"textDocument": {"uri": bad}})
+        check(c.diagnostics(bad) == [], "closing clears diagnostics")
+        c.shutdown()
+    finally:
+        c.kill()
+
+
+# ---------------------------------------------------------------- across files
+
+@test
+def a_pylayer_from_a_sibling_module_is_resolved():
+    tmp = tempfile.mkdtemp(prefix="p2s-ws-")
+    try:
+        pkg = os.path.join(tmp, "pkg")
+        os.makedirs(pkg)
+        open(os.path.join(pkg, "__init__.py"), "w").close()
+        with open(os.path.join(pkg, "ops.py"), "w") as f:
+            f.write("import paddle\nfrom paddle.autograd import PyLayer\n\n\nclass Double(PyLayer):\n"
+                    "    @staticmethod\n    def forward(ctx, x, k=2):\n        return x * k\n\n"
+                    "    @staticmethod\n    def backward(ctx, dy):\n        return dy * 2\n")
+        use = os.path.join(pkg, "use.py")
+        text = "import paddle\nfrom paddle.autograd import PyLayer\nfrom .ops import Double\n\n\ndef f(x, other):\n    y = Double.apply(x)\n    return other.apply(y)\n"
+        with open(use, "w") as f:
+            f.write(text)
+        c = server()
+        try:
+            c.initialize()  # no folder: Double does not resolve
+            d = open_doc(c, uri_of(use), text)
+            check(len([x for x in d if x["code"] == "P2S300"]) == 2, "lone file: %r" % d)
+            c.shutdown()
+        finally:
+            c.kill()
+        c = server()
+        try:
+            c.initialize(uri_of(tmp))
+            d = open_doc(c, uri_of(use), text)
+            notes = [x for x in d if x["code"] == "P2S300"]
+            check(len(notes) == 1 and notes[0]["range"]["start"]["line"] == 7, "workspace: %r" % d)
+            cli = subprocess.run([BIN, "--lint", "--output-format", "json", tmp], capture_output=True).stdout
+            cli_codes = [x["code"] for x in json.loads(cli) if x["file"].endswith("use.py")]
+            check(cli_codes == [x["code"] for x in d], "tree mode agrees: %r" % cli_codes)
+            pos = position_of(text, "Double.apply")
+            r = c.request("textDocument/hover", {"textDocument": {"uri": uri_of(use)}, "position": pos})
+            value = r["result"]["contents"]["value"]
+            check("PyLayer `Double`" in value and "pkg.ops" in value and "def forward(ctx, x, k=2)" in value, value)
+            s = c.request("workspace/executeCommand", {"command": "pylayer2static.showStaticForm",
+                                                       "arguments": [uri_of(use)]})
+            check("_p2s.apply(Double, x)" in s["result"], s["result"])
+            # A PyLayer renamed in the sibling and saved: the index follows.
+            ops_text = open(os.path.join(pkg, "ops.py")).read().replace("Double", "Twice")
+            with open(os.path.join(pkg, "ops.py"), "w") as f:
+                f.write(ops_text)
+            open_doc(c, uri_of(os.path.join(pkg, "ops.py")), ops_text)
+            c.notify("textDocument/didSave", {"textDocument": {"uri": uri_of(os.path.join(pkg, "ops.py"))}})
+            d = c.diagnostics(uri_of(use))
+            check(len([x for x in d if x["code"] == "P2S300"]) == 2, "after the rename: %r" % d)
+            c.shutdown()
+        finally:
+            c.kill()
+    finally:
+        shutil.rmtree(tmp)
+
+
+@test
+def lsp_valgrind_session():
+    """A short session touching every feature; with --wrap valgrind, its exit status says clean."""
+    c = server()
+    try:
+        c.initialize(uri_of(os.path.join(HERE, "fixtures")))
+        uri = uri_of(os.path.join(HERE, "fixtures", "model.py"))
+        text = fixture_text()
+        d = open_doc(c, uri, text)
+        pos = position_of(text, "y.numpy()")
+        d = change(c, uri, 2, [{"range": {"start": pos, "end": dict(pos, character=pos["character"] + 9)},
+                                "text": "y"}])
+        for method, params in [
+                ("textDocument/hover", {"position": position_of(text, "Tanh.apply")}),
+                ("textDocument/codeAction", {"range": d[0]["range"], "context": {"diagnostics": d}}),
+                ("textDocument/documentSymbol", {})]:
+            params["textDocument"] = {"uri": uri}
+            check("result" in c.request(method, params, timeout=60), method)
+        r = c.request("workspace/executeCommand", {"command": "pylayer2static.showStaticForm", "arguments": [uri]},
+                      timeout=60)
+        check("_p2s.apply" in r["result"], "static form")
+        c.send_raw(b"Content-Length: 3\r\n\r\n{x}")
+        check(c.read_message(60)["error"]["code"] == -32700, "parse error")
+        c.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+        resp, code = c.shutdown(timeout=60)
+        check(code == 0, "exit status %r (99: valgrind found errors or leaks)" % code)
+    finally:
+        c.kill()
+
+
+def main():
+    global BIN, WRAP
+    args = sys.argv[1:]
+    if "--wrap" in args:
+        i = args.index("--wrap")
+        WRAP = shlex.split(args[i + 1])
+        del args[i:i + 2]
+    only = None
+    if "-k" in args:
+        i = args.index("-k")
+        only = args[i + 1]
+        del args[i:i + 2]
+    BIN = os.path.abspath(args[0])
+    passed = failed = 0
+    for fn in TESTS:
+        if only and only not in fn.__name__:
+            continue
+        t0 = time.monotonic()
+        try:
+            fn()
+            passed += 1
+            print("lsp: ok   %s (%.2fs)" % (fn.__name__, time.monotonic() - t0))
+        except Exception:
+            failed += 1
+            print("lsp: FAIL %s" % fn.__name__)
+            traceback.print_exc(limit=3)
+    print("lsp: %d passed, %d failed" % (passed, failed))
+    sys.exit(1 if failed or not passed else 0)
+
+
+if __name__ == "__main__":
+    main()
