@@ -12,7 +12,6 @@ import functools
 from typing import Any, Callable, List, Optional, Tuple
 
 import paddle
-from paddle.base import unique_name
 from paddle.base.framework import Variable  # paddle 2.6.2 (also 3.3.1 with PIR off)
 
 from .errors import PyLayerContractError
@@ -73,22 +72,13 @@ class LegacyAdapter:
     @staticmethod
     def forward_only_backward(message: str, inputs: List[Any], needs_grad: bool) -> Optional[Callable[..., Any]]:
         """The backward of a PyLayer without one. The Program IR builds the backward block
-        with the op, so the error waits for run time: a `py_func` op in that block raises
-        `message` when the gradient is computed, as eager raises in backward."""
+        with the op, before anyone asks for a gradient, so an op whose inputs need one is
+        refused while it is built (eager would raise only in backward)."""
         if all(var.stop_gradient for var in inputs):
             return None  # `static_pylayer` accepts no backward only for such inputs
 
-        def fail(*values: Any) -> None:
-            raise PyLayerContractError(message)
-
         def no_backward(*grads: Any) -> List[Any]:
-            block = paddle.static.default_main_program().current_block()
-            outs = [
-                block.create_var(name=unique_name.generate("p2s_no_backward"), dtype=var.dtype, shape=var.shape)
-                for var in inputs
-            ]
-            paddle.static.py_func(func=fail, x=[g for g in grads if g is not None], out=outs)
-            return outs
+            raise PyLayerContractError(message)
 
         return no_backward
 

@@ -297,7 +297,9 @@ class PyLayerOp:
             # which also breaks when it is an incoming gradient or a saved tensor.
             return [paddle.assign(g) if g is not None else None for g in flat]
 
-        needs_grad = any(not inputs[i].stop_gradient for slot in in_slots for i in slot.tensors)
+        needs_grad = paddle.is_grad_enabled() and any(
+            not inputs[i].stop_gradient for slot in in_slots for i in slot.tensors
+        )
         if forward_only:
             backward_callable = adapter.forward_only_backward(
                 self._no_backward_message(), inputs, needs_grad

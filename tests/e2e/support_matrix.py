@@ -37,7 +37,7 @@ DOC = os.path.join(REPO, "docs", "SUPPORT.md")
 CASES_DIR = os.path.join(HERE, "cases")
 COMMAND = "tests/e2e/support_matrix.py"
 
-# Issue 5's items, for the row labels (a case not listed goes under "other").
+# Feature groups, for the row labels (a case not listed goes under "other").
 ITEMS = {
     "1 arguments": ["request_full", "keyword_order", "keyword_swap", "nontensor_args", "varargs_kwargs",
                     "list_input", "tuple_input"],
@@ -49,6 +49,9 @@ ITEMS = {
     "6 classes": ["inheritance", "decorators", "name_mangling", "several_pylayers", "generic_path",
                   "dynamic_apply"],
     "7 across modules": [f"tree:{n}" for n in tree_cases.case_names()],
+    "8 eager's slot rules": ["list_structures", "star_kwonly_kwargs", "fewer_grads_lora", "forward_only",
+                             "inplace_writes", "decorator_forms"],
+    "9 real-world code": [os.path.splitext(f)[0] for f in sorted(os.listdir(CASES_DIR)) if f.startswith("real_")],
 }
 
 
@@ -258,7 +261,7 @@ def table(binary: str) -> str:
     lines = [
         f"## paddlepaddle {paddle.__version__} ({_ir()}), Python {sys.version.split()[0]}",
         "",
-        "| issue 5 item | case | what it covers | eager | framework `to_static` | pylayer2static |",
+        "| feature | case | what it covers | eager | framework `to_static` | pylayer2static |",
         "|---|---|---|---|---|---|",
     ]
     counts = {"fw": 0, "p2s": 0, "p2s_known": 0}

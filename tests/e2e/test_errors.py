@@ -68,6 +68,12 @@ EAGER_FAILS = {"wrong_grad_count", "grad_not_tensor", "forward_no_tensor", "list
                "varargs_grad_missing", "backward_arity", "grad_for_frozen", "no_backward_grad"}
 
 
+if paddle.__version__.startswith("2.6"):
+    # paddle 2.6.2's eager PyLayer fills a list argument's gradients wrongly (list_input.py)
+    # and does not check their count.
+    EAGER_FAILS.discard("list_grad_count")
+
+
 @pytest.mark.parametrize("case", sorted(EAGER_FAILS))
 def test_eager_fails_too(case: str) -> None:
     """Each contract error mirrors one of eager's: the original program fails eagerly too."""
@@ -78,8 +84,8 @@ def test_eager_fails_too(case: str) -> None:
 @pytest.mark.parametrize("mode", ("to_static", "static"))
 def test_gradient_through_forward_only_pylayer_fails(mode: str, transpile) -> None:
     """A PyLayer without backward builds and runs forward-only; asking for a gradient through
-    it raises, naming the class (PIR: when autodiff reaches the op; legacy IR: when the
-    gradient is computed, from a py_func op in the backward block)."""
+    it raises, naming the class (PIR: when autodiff reaches the op; legacy IR, which builds
+    backward with the op: when an op whose inputs need a gradient is built)."""
     path, module = _load("no_backward_grad", transpile)
     text = str(_run(module, mode))
     assert f"PyLayer Relu ({path}:{_line_of(path, 'class Relu(PyLayer):')})" in text, text
