@@ -32,6 +32,12 @@ class LegacyAdapter:
         return isinstance(value, Variable)
 
     @staticmethod
+    def grad_enabled() -> bool:
+        """Always: paddle 2.6.2's `is_grad_enabled` reads the dygraph tracer (none in a static
+        program), and its static graphs record gradients under `paddle.no_grad` too."""
+        return True
+
+    @staticmethod
     def op_inputs(values: List[Any]) -> List[Any]:
         """The op's inputs: a copy of each variable, used by this op alone.
 

@@ -297,7 +297,7 @@ class PyLayerOp:
             # which also breaks when it is an incoming gradient or a saved tensor.
             return [paddle.assign(g) if g is not None else None for g in flat]
 
-        needs_grad = paddle.is_grad_enabled() and any(
+        needs_grad = adapter.grad_enabled() and any(
             not inputs[i].stop_gradient for slot in in_slots for i in slot.tensors
         )
         if forward_only:

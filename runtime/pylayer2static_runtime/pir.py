@@ -27,6 +27,11 @@ class PirAdapter:
         return isinstance(value, paddle.pir.Value)
 
     @staticmethod
+    def grad_enabled() -> bool:
+        """Whether the op is built where gradients are recorded (not under `paddle.no_grad`)."""
+        return paddle.is_grad_enabled()
+
+    @staticmethod
     def op_inputs(values: List[Any]) -> List[Any]:
         """The op's inputs: the values themselves."""
         return values
@@ -64,6 +69,15 @@ class PirAdapter:
         a gradient through the op, and then it raises `message`, as eager raises in backward."""
         if all(value.stop_gradient for value in inputs):
             return None  # `static_pylayer` accepts no backward only for such inputs
+        if not needs_grad:
+            # Applied under paddle.no_grad(): the outputs stop gradient, so no gradient flows
+            # through the op. paddle 3.2+ autodiff then leaves the op alone; 3.0.0 and 3.1.1
+            # (python/paddle/autograd/ir_backward.py) still call its backward, which gives
+            # none, as eager does.
+            def no_gradient(*grads: Any) -> List[Any]:
+                return [None] * len(inputs)
+
+            return no_gradient
 
         def no_backward(*grads: Any) -> List[Any]:
             raise PyLayerContractError(message)
