@@ -5,13 +5,13 @@ import paddle
 from paddle.autograd import PyLayer
 
 
-class MaskedFill(PyLayer):
+class MaskedFill(PyLayer):  # noqa: P2S102 - forward-only on purpose
     @staticmethod
     def forward(ctx, x, mask, value=-1e4):
         return paddle.where(mask, paddle.full_like(x, value), x)
 
 
-class XSoftmax(PyLayer):
+class XSoftmax(PyLayer):  # noqa: P2S102 - forward-only on purpose
     @staticmethod
     def forward(ctx, x, mask, axis):
         filled = paddle.where(mask, paddle.full_like(x, -1e4), x)
