@@ -317,7 +317,8 @@ def section_io(s):
                   "rename:EIO", "rename:ENOSPC", "rename:EROFS", "rename:EACCES", "open:EACCES",
                   "open:ENOSPC", "open:EROFS", "read:EIO"]:
         dest = prepare_destination(d)
-        res = s.run([SAMPLE, "-o", dest], env={"P2S_FAULT": fault})
+        # --no-config: the repository's own pyproject.toml would be the first file read.
+        res = s.run(["--no-config", SAMPLE, "-o", dest], env={"P2S_FAULT": fault})
         problem = destination_untouched(d, dest)
         s.check("io: injected %s exits 3" % fault, res.rc == 3, res.brief())
         s.check("io: injected %s leaves the destination untouched and no temp file" % fault,
