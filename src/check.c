@@ -47,6 +47,9 @@ typedef struct {
     Array(unsigned char) subclassed;   /* per class: a class of the file derives from it */
     Array(unsigned char) applied;      /* per class: a `.apply` of the file names it */
     Array(Emitted) emitted;      /* (code, span) already reported: shared bases are seen twice */
+    Array(struct Method *) methods;  /* every forward/backward looked at, each collected once:
+                                        a base's are shared by its subclasses and every site */
+    P2sNameSet method_at;        /* "f<start byte>" / "b<start byte>" of a def -> index in methods */
 } Checker;
 
 typedef Array(TSNode) NodeList;
@@ -64,14 +67,17 @@ typedef struct {
 #define CHECK_ROOT SIZE_MAX
 
 /* What one forward or backward looks like from the outside. */
-typedef struct {
+typedef struct Method {
     TSNode def;                  /* function_definition; null node when absent */
     const char *where;           /* "forward" / "backward" */
     unsigned bit;                /* P2S_IN_FORWARD / P2S_IN_BACKWARD */
+    size_t owner;                /* the class whose body holds def */
+    NodeList decorators;         /* its decorators, as expressions */
     TSNode ctx;                  /* identifier of the first parameter; null node when none */
     NodeList params;             /* parameter nodes after ctx */
     NodeList returns;            /* return statements of this function (not nested ones) */
     NodeList ctx_calls;          /* calls `ctx.<method from the table>(...)`, not in nested defs */
+    Array(size_t) ctx_call_at;   /* each one's index in body */
     NodeList tensors;            /* identifiers certainly bound to a Tensor */
     Body body;                   /* the nodes of its body, collected once */
     bool ctx_escapes;            /* ctx is used other than as `ctx.attr` (passed on, aliased) */
@@ -182,40 +188,22 @@ static bool check__param_has_default(TSNode param)
     return check__type_is(param, "default_parameter") || check__type_is(param, "typed_default_parameter");
 }
 
-/* The decorators of a function_definition (its decorated_definition's), as expressions. */
-static void check__decorators(TSNode def, NodeList *out)
+/* The decorators of a method's statement in its class body (find.c's forward_stmt), as
+ * expressions. */
+static void check__decorators(TSNode stmt, NodeList *out)
 {
-    TSNode parent = ts_node_parent(def);
-    if (!check__type_is(parent, "decorated_definition"))
+    if (!check__type_is(stmt, "decorated_definition"))
         return;
-    uint32_t n = ts_node_named_child_count(parent);
+    uint32_t n = ts_node_named_child_count(stmt);
     for (uint32_t i = 0; i < n; i++) {
-        TSNode dec = ts_node_named_child(parent, i);
+        TSNode dec = ts_node_named_child(stmt, i);
         if (check__type_is(dec, "decorator"))
             array_push(out, ts_node_named_child(dec, 0));
     }
 }
 
-/* True when `def` carries @staticmethod and nothing else that could change its signature. */
-static bool check__only_staticmethod(const Checker *ck, TSNode def)
-{
-    NodeList decs = {0};
-    check__decorators(def, &decs);
-    bool only = true;
-    for (size_t i = 0; i < decs.size; i++)
-        only = only && check__text_is(ck, decs.contents[i], "staticmethod", 12);
-    array_delete(&decs);
-    return only;
-}
-
-/* The class_definition whose body directly holds def (through a decorated_definition). */
-static TSNode check__owner_class(TSNode def)
-{
-    TSNode up = ts_node_parent(def);
-    if (check__type_is(up, "decorated_definition"))
-        up = ts_node_parent(up);
-    return check__type_is(up, "block") ? ts_node_parent(up) : (TSNode){0};
-}
+/* True when the method carries @staticmethod and nothing else that could change its signature. */
+static bool check__only_staticmethod(const Checker *ck, const struct Method *m);
 
 /* ---- emitting ---- */
 
@@ -411,11 +399,10 @@ static void check__missing(Checker *ck, size_t index, const char *cls_name)
 /* P2S103 / P2S104 for a method the class defines itself (a base's are checked with the base). */
 static void check__signature(Checker *ck, size_t index, const Method *m, const char *cls_name)
 {
-    if (!p2s_node_present(m->def) || !ts_node_eq(check__owner_class(m->def), check__class(ck, index)->node))
+    if (!p2s_node_present(m->def) || m->owner != index)
         return;
     const char *kv[] = {"class", cls_name, "method", m->where};
-    NodeList decs = {0};
-    check__decorators(m->def, &decs);
+    const NodeList decs = m->decorators;
     bool is_static = false, is_classmethod = false;
     for (size_t i = 0; i < decs.size; i++) {
         is_static = is_static || check__text_is(ck, decs.contents[i], "staticmethod", 12);
@@ -424,7 +411,6 @@ static void check__signature(Checker *ck, size_t index, const Method *m, const c
     /* Another decorator may well return a staticmethod: only the certain cases fire. */
     if (!is_static && (decs.size == 0 || is_classmethod))
         check__emit(ck, "P2S103", p2s_node_span(p2s_child(m->def, P2S_FIELD_NAME)), kv, 2);
-    array_delete(&decs);
     TSNode params = p2s_child(m->def, P2S_FIELD_PARAMETERS);
     TSNode first = ts_node_named_child_count(params) ? ts_node_named_child(params, 0) : (TSNode){0};
     while (check__type_is(first, "comment"))
@@ -522,14 +508,17 @@ static void check__saved_targets(const Checker *ck, Method *m, size_t at)
         check__add_tensor(ck, m, ts_node_named_child(left, i), 1);
 }
 
-static void check__method_init(Checker *ck, Method *m, TSNode def, const char *where, unsigned bit)
+static void check__method_init(Checker *ck, Method *m, TSNode def, TSNode stmt, size_t owner,
+                               const char *where, unsigned bit)
 {
     memset(m, 0, sizeof *m);
     m->def = def;
     m->where = where;
     m->bit = bit;
+    m->owner = owner;
     if (!p2s_node_present(def))
         return;
+    check__decorators(stmt, &m->decorators);
     TSNode params = p2s_child(def, P2S_FIELD_PARAMETERS);
     uint32_t n = ts_node_named_child_count(params);
     bool first = true;
@@ -573,6 +562,7 @@ static void check__method_init(Checker *ck, Method *m, TSNode def, const char *w
         if (!cm)
             continue;
         array_push(&m->ctx_calls, node);
+        array_push(&m->ctx_call_at, i);
         TSNode args = p2s_child(node, P2S_FIELD_ARGUMENTS);
         uint32_t na = ts_node_named_child_count(args);
         if (cm == save)
@@ -591,11 +581,42 @@ static void check__method_init(Checker *ck, Method *m, TSNode def, const char *w
 
 static void check__method_release(Method *m)
 {
+    array_delete(&m->decorators);
+    array_delete(&m->ctx_call_at);
     array_delete(&m->params);
     array_delete(&m->returns);
     array_delete(&m->ctx_calls);
     array_delete(&m->tensors);
     check__body_release(&m->body);
+}
+
+/* forward (bit P2S_IN_FORWARD) or backward of a class, collected the first time any class or
+ * site asks for it. */
+static const Method *check__method(Checker *ck, size_t index, unsigned bit)
+{
+    const P2sPyLayerClass *cls = check__class(ck, index);
+    bool fwd = bit == P2S_IN_FORWARD;
+    TSNode def = fwd ? cls->forward : cls->backward;
+    char key[24];
+    int len = p2s_node_present(def) ? snprintf(key, sizeof key, "%c%u", fwd ? 'f' : 'b', ts_node_start_byte(def))
+                                     : snprintf(key, sizeof key, "%c-", fwd ? 'f' : 'b');
+    size_t at;
+    if (p2s_nameset_get(&ck->method_at, key, (size_t)len, &at))
+        return ck->methods.contents[at];
+    Method *m = p2s_malloc(sizeof *m);
+    check__method_init(ck, m, def, fwd ? cls->forward_stmt : cls->backward_stmt,
+                       fwd ? cls->forward_owner : cls->backward_owner, fwd ? "forward" : "backward", bit);
+    p2s_nameset_put(&ck->method_at, key, (size_t)len, ck->methods.size);
+    array_push(&ck->methods, m);
+    return m;
+}
+
+static bool check__only_staticmethod(const Checker *ck, const Method *m)
+{
+    bool only = true;
+    for (size_t i = 0; i < m->decorators.size; i++)
+        only = only && check__text_is(ck, m->decorators.contents[i], "staticmethod", 12);
+    return only;
 }
 
 static bool check__is_tensor_name(const Checker *ck, const Method *m, TSNode node)
@@ -781,19 +802,19 @@ static void check__allowed_text(unsigned allowed, P2sStrbuf *out)
 /* `ctx.save_for_backward` called twice on forward's straight-line path (its body, `with`
  * bodies): the second call replaces what the first saved. Calls under if/for/try may be
  * alternatives, so they do not count. */
-static bool check__straight_line(TSNode call, TSNode def)
+static bool check__straight_line(const Body *body, size_t at)
 {
-    TSNode node = ts_node_parent(call);
-    if (!check__type_is(node, "expression_statement"))
+    size_t node = body->parent.contents[at];
+    if (node == CHECK_ROOT || !check__type_is(body->nodes.contents[node], "expression_statement"))
         return false;
     for (;;) {
-        TSNode block = ts_node_parent(node);
-        if (!check__type_is(block, "block"))
+        size_t block = body->parent.contents[node];
+        if (block == CHECK_ROOT)
+            return true;   /* a statement of the method's own body */
+        if (!check__type_is(body->nodes.contents[block], "block"))
             return false;
-        TSNode owner = ts_node_parent(block);
-        if (ts_node_eq(owner, def))
-            return true;
-        if (!check__type_is(owner, "with_statement"))
+        size_t owner = body->parent.contents[block];
+        if (owner == CHECK_ROOT || !check__type_is(body->nodes.contents[owner], "with_statement"))
             return false;
         node = owner;
     }
@@ -821,7 +842,7 @@ static void check__ctx_calls(Checker *ck, const Method *f, const Method *b, cons
                 const char *kv[] = {"method", method.buf, "where", m->where, "allowed", allowed.buf};
                 check__emit(ck, "P2S108", p2s_node_span(call), kv, 3);
             }
-            if (cm != save || m->bit != P2S_IN_FORWARD || !check__straight_line(call, m->def))
+            if (cm != save || m->bit != P2S_IN_FORWARD || !check__straight_line(&m->body, m->ctx_call_at.contents[i]))
                 continue;
             if (ts_node_is_null(first_save)) {
                 first_save = call;
@@ -836,7 +857,7 @@ static void check__ctx_calls(Checker *ck, const Method *f, const Method *b, cons
     /* backward loads what forward never saved: only when forward is fully visible (ctx never
      * leaves it, no decorator that could save) and no save is spelled anywhere in it. */
     if (save && p2s_node_present(f->def) && p2s_node_present(f->ctx) && !f->mentions_save &&
-        !f->ctx_escapes && check__only_staticmethod(ck, f->def)) {
+        !f->ctx_escapes && check__only_staticmethod(ck, f)) {
         for (size_t i = 0; i < b->ctx_calls.size; i++) {
             const P2sCtxMethod *cm = check__ctx_call(ck, b, b->ctx_calls.contents[i]);
             if (cm->role != P2S_CTX_LOAD)
@@ -898,23 +919,19 @@ static void check__hazards(Checker *ck, const Method *m)
 
 static void check__pylayer(Checker *ck, size_t index)
 {
-    const P2sPyLayerClass *cls = check__class(ck, index);
     ck->owner = &ck->found->classes.contents[index].as_written;
     P2sStrbuf name;
     p2s_strbuf_init(&name);
     check__class_name(ck, index, &name);
     check__missing(ck, index, name.buf);
-    Method f, b;
-    check__method_init(ck, &f, cls->forward, "forward", P2S_IN_FORWARD);
-    check__method_init(ck, &b, cls->backward, "backward", P2S_IN_BACKWARD);
-    check__signature(ck, index, &f, name.buf);
-    check__signature(ck, index, &b, name.buf);
-    check__counts(ck, &f, &b, name.buf);
-    check__ctx_calls(ck, &f, &b, name.buf);
-    check__hazards(ck, &f);
-    check__hazards(ck, &b);
-    check__method_release(&f);
-    check__method_release(&b);
+    const Method *f = check__method(ck, index, P2S_IN_FORWARD);
+    const Method *b = check__method(ck, index, P2S_IN_BACKWARD);
+    check__signature(ck, index, f, name.buf);
+    check__signature(ck, index, b, name.buf);
+    check__counts(ck, f, b, name.buf);
+    check__ctx_calls(ck, f, b, name.buf);
+    check__hazards(ck, f);
+    check__hazards(ck, b);
     p2s_strbuf_release(&name);
 }
 
@@ -982,17 +999,16 @@ static void check__site(Checker *ck, P2sApplySite *site)
         return;
     if (!p2s_node_present(cls->forward) || !cls->forward_plain)
         return;
-    Method f;
+    const Method *f = check__method(ck, site->class_index, P2S_IN_FORWARD);
     Signature sig = {0};
-    check__method_init(ck, &f, cls->forward, "forward", P2S_IN_FORWARD);
     P2sStrbuf name, accepted, text;
     p2s_strbuf_init(&name);
     p2s_strbuf_init(&accepted);
     p2s_strbuf_init(&text);
-    if (!check__signature_of(&f, &sig))
+    if (!check__signature_of(f, &sig))
         goto done;
     check__class_name(ck, site->class_index, &name);
-    check__accepted(ck, &f, &accepted);
+    check__accepted(ck, f, &accepted);
 
     TSNode args = p2s_child(site->call, P2S_FIELD_ARGUMENTS);
     uint32_t n = ts_node_named_child_count(args);
@@ -1064,7 +1080,6 @@ done:
     p2s_strbuf_release(&name);
     p2s_strbuf_release(&accepted);
     p2s_strbuf_release(&text);
-    check__method_release(&f);
 }
 
 /* ---- what is left as written ---- */
@@ -1276,6 +1291,12 @@ size_t p2s_check(const P2sSource *src, P2sFindings *found,
     array_delete(&ck.emitted);
     array_delete(&ck.subclassed);
     array_delete(&ck.applied);
+    for (size_t i = 0; i < ck.methods.size; i++) {
+        check__method_release(ck.methods.contents[i]);
+        p2s_free(ck.methods.contents[i]);
+    }
+    array_delete(&ck.methods);
+    p2s_nameset_release(&ck.method_at);
     p2s_nameset_release(&ck.by_qualname);
     p2s_nameset_release(&ck.by_name);
     return errors;

@@ -717,9 +717,10 @@ static void find__inherit_as_written(Finder *f)
     }
 }
 
-/* The function_definition `name` directly in the class body, or NULL node; *decorated_only_static
+/* The function_definition `name` directly in the class body (the last one), or NULL node;
+ * *stmt receives its statement there (its decorated_definition, or itself); *only_staticmethod
  * tells whether its decorators are exactly `@staticmethod`. */
-static TSNode find__method(const Finder *f, TSNode cls, const char *name, bool *only_staticmethod)
+static TSNode find__method(const Finder *f, TSNode cls, const char *name, TSNode *stmt_out, bool *only_staticmethod)
 {
     TSNode found = {0};
     TSNode body = p2s_child(cls, P2S_FIELD_BODY);
@@ -733,6 +734,7 @@ static TSNode find__method(const Finder *f, TSNode cls, const char *name, bool *
             !find__text_is(f, p2s_child(def, P2S_FIELD_NAME), name))
             continue;
         found = def;
+        *stmt_out = stmt;
         uint32_t decorators = 0;
         bool static_seen = false;
         if (find__type_is(stmt, "decorated_definition")) {
@@ -752,11 +754,16 @@ static TSNode find__method(const Finder *f, TSNode cls, const char *name, bool *
     return found;
 }
 
-/* forward/backward of a class, or of the first local PyLayer base that has them. */
-static TSNode find__inherited_method(const Finder *f, size_t index, const char *name, bool *plain, int depth)
+/* forward/backward of a class, or of the first local PyLayer base that has them; *owner is the
+ * class whose body holds it and *stmt its statement there (check.c reads its decorators from
+ * it: ts_node_parent walks down from the root). */
+static TSNode find__inherited_method(const Finder *f, size_t index, const char *name, TSNode *stmt,
+                                     size_t *owner, bool *plain, int depth)
 {
     const P2sPyLayerClass *cls = &f->out->classes.contents[index];
-    TSNode own = find__method(f, cls->node, name, plain);
+    TSNode own = find__method(f, cls->node, name, stmt, plain);
+    if (p2s_node_present(own))
+        *owner = index;
     if (p2s_node_present(own) || depth >= FIND_ALIAS_DEPTH)
         return own;
     TSNode bases = p2s_child(cls->node, P2S_FIELD_SUPERCLASSES);
@@ -766,7 +773,7 @@ static TSNode find__inherited_method(const Finder *f, size_t index, const char *
                                   ts_node_start_byte(cls->node), 0);
         TSNode got = {0};
         if (m.kind == MEANING_CLASS && m.class_index != index)
-            got = find__inherited_method(f, m.class_index, name, plain, depth + 1);
+            got = find__inherited_method(f, m.class_index, name, stmt, owner, plain, depth + 1);
         find__meaning_release(&m);
         if (p2s_node_present(got))
             return got;
@@ -803,9 +810,11 @@ static bool find__params_shadow(const Finder *f, TSNode params, P2sSpan head)
 static void find__decide_builder(Finder *f, size_t index)
 {
     P2sPyLayerClass *cls = &f->out->classes.contents[index];
-    cls->forward = find__inherited_method(f, index, "forward", &cls->forward_plain, 0);
+    cls->forward = find__inherited_method(f, index, "forward", &cls->forward_stmt, &cls->forward_owner,
+                                          &cls->forward_plain, 0);
     bool backward_plain = false;
-    cls->backward = find__inherited_method(f, index, "backward", &backward_plain, 0);
+    cls->backward = find__inherited_method(f, index, "backward", &cls->backward_stmt, &cls->backward_owner,
+                                           &backward_plain, 0);
     if (!cls->qualname || !p2s_node_present(cls->forward) || !cls->forward_plain)
         return;
     size_t head_len = strcspn(cls->qualname, ".");

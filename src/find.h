@@ -20,6 +20,11 @@ typedef struct {
     bool is_pylayer;
     TSNode forward;           /* function_definition of forward (own or a local base's); null node if none */
     TSNode backward;          /* likewise for backward */
+    TSNode forward_stmt;      /* forward's statement in its class body: its decorated_definition,
+                                 or forward itself when undecorated */
+    TSNode backward_stmt;     /* likewise for backward */
+    size_t forward_owner;     /* the class whose body holds forward (this one or a base) */
+    size_t backward_owner;    /* likewise for backward */
     bool forward_plain;       /* forward's only decorator is @staticmethod */
     bool builder;             /* gets a generated static builder (see find.c for the conditions) */
     bool as_written;          /* left as written, sites and all: its contract cannot be trusted
