@@ -1,0 +1,299 @@
+"""Model-parallel PyLayers and small models trained under `paddle.distributed.launch`.
+
+The PyLayers follow the communication layers of public Paddle model libraries (PaddleNLP's
+sequence-parallel utilities, PaddleFleet's `mp_ops`): identity forward / all-reduce backward
+(`c_identity`), all-reduce forward / identity backward (`mp_allreduce`), and along the
+sequence axis (dim 0 of a `[s, b, h]` activation) scatter, gather, all-gather and
+reduce-scatter; an all-to-all for expert parallelism; a synchronized batch norm for data
+parallelism. Their bodies call the public `paddle.distributed` API, list forms included
+(`dist.all_gather(parts, x)`), as user code does.
+
+On the CPU (gloo) backend ProcessGroupGloo implements neither reduce_scatter nor all_to_all
+(both versions: `process_group.h` raises Unimplemented), and the static `reduce_scatter` and
+`all_to_all` ops have no CPU kernel, so here reduce-scatter is an all-reduce that keeps this
+rank's slice and all-to-all is an all-gather that keeps the chunks addressed to this rank.
+The arithmetic is the same; only the bytes on the wire differ.
+
+Everything runs in the global group (2 ranks: the model-parallel group is the world), since
+paddle's static-graph collectives accept no `group` (3.3.1 and 2.6.2 `stream/*.py`:
+"Group can not be used in static graph mode for now").
+"""
+import os
+
+import numpy as np
+import paddle
+import paddle.distributed as dist
+import paddle.nn.functional as F
+from paddle.autograd import PyLayer
+
+SEQ, BATCH, HIDDEN, FFN = 4, 2, 8, 16
+
+
+def init_distributed():
+    """`init_parallel_env` (eager mode's ProcessGroupGloo) and, on paddle 2.x, the gloo
+    context of static-graph collective ops: 2.6.2's `init_parallel_env` returns right after
+    making the process group (python/paddle/distributed/parallel.py, the `in_dynamic_mode()`
+    branch), before the steps that initialize the gloo context the CPU kernels of
+    `c_allreduce_sum` / `c_allgather` use ("You must initialize the gloo environment first");
+    3.x static programs use the process group itself."""
+    dist.init_parallel_env()
+    if paddle.__version__.startswith("2."):
+        endpoint = os.environ["PADDLE_TRAINER_ENDPOINTS"].split(",")[0]
+        dist.gloo_init_parallel_env(dist.get_rank(), dist.get_world_size(), endpoint)
+
+
+def _split_seq(x):
+    """This rank's slice of the sequence axis."""
+    return paddle.split(x, dist.get_world_size(), axis=0)[dist.get_rank()]
+
+
+def _all_gather_seq(x):
+    parts = []
+    dist.all_gather(parts, x)
+    return paddle.concat(parts, axis=0)
+
+
+def _all_reduce(x):
+    total = paddle.assign(x)  # all_reduce writes its argument: never a PyLayer's input
+    dist.all_reduce(total)
+    return total
+
+
+def _reduce_scatter_seq(x):
+    return _split_seq(_all_reduce(x))
+
+
+def _all_to_all(x):
+    """Chunk j of `x` (split along dim 0) goes to rank j; chunk k of the result came from rank k."""
+    parts = []
+    dist.all_gather(parts, x)
+    nranks, rank = dist.get_world_size(), dist.get_rank()
+    return paddle.concat([paddle.split(part, nranks, axis=0)[rank] for part in parts], axis=0)
+
+
+class ScatterOp(PyLayer):
+    """Full sequence -> this rank's slice; backward all-gathers the slices' gradients."""
+
+    @staticmethod
+    def forward(ctx, input):
+        return _split_seq(input)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _all_gather_seq(grad)
+
+
+class GatherOp(PyLayer):
+    """Slices -> the full sequence on every rank; backward keeps this rank's slice."""
+
+    @staticmethod
+    def forward(ctx, input):
+        return _all_gather_seq(input)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _split_seq(grad)
+
+
+class AllGatherOp(PyLayer):
+    """Sequence-parallel all-gather before a column-parallel linear; backward reduce-scatters
+    (every rank's partial gradient of the full sequence, summed, sliced)."""
+
+    @staticmethod
+    def forward(ctx, input):
+        return _all_gather_seq(input)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _reduce_scatter_seq(grad)
+
+
+class ReduceScatterOp(PyLayer):
+    """Partial sums of a row-parallel linear -> this rank's slice of their sum; backward all-gathers."""
+
+    @staticmethod
+    def forward(ctx, input):
+        return _reduce_scatter_seq(input)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _all_gather_seq(grad)
+
+
+class CIdentity(PyLayer):
+    """`c_identity`: the input of a column-parallel linear; backward sums the ranks' gradients."""
+
+    @staticmethod
+    def forward(ctx, tensor):
+        return paddle.assign(tensor)
+
+    @staticmethod
+    def backward(ctx, dy):
+        return _all_reduce(dy)
+
+
+class MPAllReduce(PyLayer):
+    """`mp_allreduce`: the output of a row-parallel linear summed over ranks; backward is the identity."""
+
+    @staticmethod
+    def forward(ctx, tensor, op="sum"):
+        assert op == "sum", op
+        return _all_reduce(tensor)
+
+    @staticmethod
+    def backward(ctx, dy):
+        return paddle.assign(dy)
+
+
+class AllToAll(PyLayer):
+    """Expert-parallel dispatch/combine: its own adjoint, so backward is the same exchange."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return _all_to_all(x)
+
+    @staticmethod
+    def backward(ctx, dy):
+        return _all_to_all(dy)
+
+
+class SyncBatchNorm(PyLayer):
+    """Batch norm over the batches of every rank: the sums of forward and of backward are
+    all-reduced. Inputs x [n, c], weight and bias [c]."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, epsilon=1e-5):
+        channels = x.shape[1]
+        local = paddle.concat([paddle.sum(x, axis=0), paddle.sum(x * x, axis=0),
+                               paddle.full([1], x.shape[0], x.dtype)])
+        stats = _all_reduce(local)
+        count = stats[2 * channels:]
+        mean = stats[:channels] / count
+        var = stats[channels:2 * channels] / count - mean * mean
+        inv_std = paddle.rsqrt(var + epsilon)
+        xhat = (x - mean) * inv_std
+        ctx.save_for_backward(xhat, inv_std, weight, count)
+        return xhat * weight + bias
+
+    @staticmethod
+    def backward(ctx, dy):
+        xhat, inv_std, weight, count = ctx.saved_tensor()
+        g = dy * weight
+        sums = _all_reduce(paddle.concat([paddle.sum(g, axis=0), paddle.sum(g * xhat, axis=0)]))
+        channels = xhat.shape[1]
+        dx = inv_std * (g - sums[:channels] / count - xhat * (sums[channels:] / count))
+        return dx, paddle.sum(dy * xhat, axis=0), paddle.sum(dy, axis=0)
+
+
+def _shard(full, axis):
+    """This rank's shard of a replicated numpy array along `axis`."""
+    return np.split(full, dist.get_world_size(), axis=axis)[dist.get_rank()]
+
+
+def _parameter(layer, array, is_bias=False):
+    param = layer.create_parameter(list(array.shape), is_bias=is_bias)
+    param.set_value(paddle.to_tensor(array))
+    return param
+
+
+class TensorParallelMLP(paddle.nn.Layer):
+    """Megatron-style block: sequence-parallel LayerNorm on this rank's slice of the
+    sequence, all-gather, column-parallel up projection, row-parallel down projection,
+    reduce-scatter, residual; then the slices gathered and a tensor-parallel head without
+    sequence parallelism (c_identity ... mp_allreduce). Every rank sees the same full input
+    and computes the same loss; the weights are shards of one seeded full model."""
+
+    def __init__(self):
+        super().__init__()
+        rng = np.random.RandomState(1234)
+        full = lambda *shape: (rng.standard_normal(shape) * 0.3).astype("float32")  # noqa: E731
+        self.norm = paddle.nn.LayerNorm(HIDDEN)
+        self.up_w = _parameter(self, _shard(full(HIDDEN, FFN), 1))
+        self.up_b = _parameter(self, _shard(full(FFN), 0), is_bias=True)
+        self.down_w = _parameter(self, _shard(full(FFN, HIDDEN), 0))
+        self.down_b = _parameter(self, full(HIDDEN), is_bias=True)
+        self.head_in = _parameter(self, _shard(full(HIDDEN, FFN), 1))
+        self.head_out = _parameter(self, _shard(full(FFN, HIDDEN), 0))
+
+    def forward(self, hidden):  # [s, b, h], the same on every rank
+        shard = ScatterOp.apply(hidden)
+        normed = self.norm(shard)
+        full_seq = AllGatherOp.apply(normed)
+        inner = F.gelu(paddle.matmul(full_seq, self.up_w) + self.up_b)
+        out = ReduceScatterOp.apply(paddle.matmul(inner, self.down_w)) + self.down_b + shard
+        out = GatherOp.apply(out)
+        head = F.relu(paddle.matmul(CIdentity.apply(out), self.head_in))
+        return MPAllReduce.apply(paddle.matmul(head, self.head_out), op="sum") + out
+
+    @staticmethod
+    def batch(step):
+        return np.random.RandomState(100 + step).standard_normal([SEQ, BATCH, HIDDEN]).astype("float32")
+
+    def sync_gradients(self):
+        # sequence-parallel parameters (the LayerNorm, the down projection's bias) saw only
+        # this rank's slice of the sequence: sum over ranks
+        for param in [*self.norm.parameters(), self.down_b]:
+            param.grad.set_value(_all_reduce(param.grad))
+
+
+class DataParallelNet(paddle.nn.Layer):
+    """Each rank trains on its own batch; batch norm statistics are synchronized inside the
+    model and every gradient is averaged over ranks after backward."""
+
+    def __init__(self):
+        super().__init__()
+        paddle.seed(1234)
+        self.fc1 = paddle.nn.Linear(HIDDEN, FFN)
+        self.bn_weight = self.create_parameter([FFN], default_initializer=paddle.nn.initializer.Constant(1.0))
+        self.bn_bias = self.create_parameter([FFN], is_bias=True)
+        self.fc2 = paddle.nn.Linear(FFN, HIDDEN)
+
+    def forward(self, x):  # [n, h], this rank's batch
+        h = SyncBatchNorm.apply(self.fc1(x), self.bn_weight, self.bn_bias)
+        return self.fc2(paddle.tanh(h))
+
+    @staticmethod
+    def batch(step):
+        seed = 200 + 10 * step + dist.get_rank()
+        return np.random.RandomState(seed).standard_normal([2 * BATCH, HIDDEN]).astype("float32")
+
+    def sync_gradients(self):
+        for param in self.parameters():
+            param.grad.set_value(_all_reduce(param.grad) / dist.get_world_size())
+
+
+class ExpertParallelMoE(paddle.nn.Layer):
+    """One expert per rank; every token goes to every expert (dense dispatch), weighted by a
+    softmax gate: all-to-all to the experts, all-to-all back, combine. The gate is replicated
+    (gradients averaged), each expert holds its own weights."""
+
+    def __init__(self):
+        super().__init__()
+        paddle.seed(1234)
+        self.gate = paddle.nn.Linear(HIDDEN, dist.get_world_size())
+        paddle.seed(4321 + dist.get_rank())
+        self.expert = paddle.nn.Linear(HIDDEN, HIDDEN)
+
+    def forward(self, tokens):  # [t, h], this rank's tokens
+        nranks = dist.get_world_size()
+        weights = F.softmax(self.gate(tokens), axis=-1)
+        received = AllToAll.apply(paddle.concat([tokens] * nranks, axis=0))
+        returned = AllToAll.apply(F.gelu(self.expert(received)))
+        chunks = paddle.split(returned, nranks, axis=0)
+        return sum(weights[:, e:e + 1] * chunks[e] for e in range(nranks))
+
+    @staticmethod
+    def batch(step):
+        seed = 300 + 10 * step + dist.get_rank()
+        return np.random.RandomState(seed).standard_normal([BATCH, HIDDEN]).astype("float32")
+
+    def sync_gradients(self):
+        for param in self.gate.parameters():
+            param.grad.set_value(_all_reduce(param.grad) / dist.get_world_size())
+
+
+MODELS = {
+    "tensor_parallel_mlp": TensorParallelMLP,
+    "data_parallel_sync_bn": DataParallelNet,
+    "expert_parallel_moe": ExpertParallelMoE,
+}
