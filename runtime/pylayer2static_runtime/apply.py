@@ -11,7 +11,7 @@ from typing import Any, Callable, Dict
 
 import paddle
 
-from . import dy2static, legacy, sot
+from . import collectives, dy2static, legacy, sot
 from .op import PyLayerOp, call_as_written
 
 _BUILDERS: Dict[type, Callable[..., Any]] = {}
@@ -90,3 +90,4 @@ def applier(layer: Any) -> Callable[..., Any]:
 sot.skip_runtime_files()
 dy2static.install()
 legacy.install()
+collectives.install()
