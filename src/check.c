@@ -61,6 +61,7 @@ typedef struct {
     TSNode root;
     NodeList nodes;
     Array(size_t) parent;          /* index in nodes; CHECK_ROOT for the root's children */
+    Array(unsigned char) kind;     /* each node's P2sKind: the loops below test it many times */
     Array(unsigned char) nested;
 } Body;
 
@@ -87,9 +88,9 @@ typedef struct Method {
 
 /* ---- tree helpers ---- */
 
-static bool check__type_is(TSNode node, const char *type)
+static bool check__type_is(TSNode node, P2sKind kind)
 {
-    return !ts_node_is_null(node) && strcmp(ts_node_type(node), type) == 0;
+    return p2s_kind(node) == kind;
 }
 
 static bool check__text_is(const Checker *ck, TSNode node, const char *text, size_t n)
@@ -104,16 +105,10 @@ static bool check__same_text(const Checker *ck, TSNode a, TSNode b)
                           ts_node_end_byte(b) - ts_node_start_byte(b));
 }
 
-static bool check__is_scope(TSNode node)
-{
-    return check__type_is(node, "function_definition") || check__type_is(node, "lambda") ||
-           check__type_is(node, "class_definition");
-}
-
 /* Looks through parentheses: `((x))` is `x`. */
 static TSNode check__unparen(TSNode node)
 {
-    while (check__type_is(node, "parenthesized_expression") && ts_node_named_child_count(node) == 1)
+    while (check__type_is(node, P2S_KIND_PARENTHESIZED_EXPRESSION) && ts_node_named_child_count(node) == 1)
         node = ts_node_named_child(node, 0);
     return node;
 }
@@ -128,11 +123,14 @@ static void check__body_collect(TSNode root, Body *out)
     while (more) {
         TSNode node = ts_tree_cursor_current_node(&cursor);
         size_t parent = path.size ? *array_back(&path) : CHECK_ROOT;
+        P2sKind up = parent != CHECK_ROOT ? (P2sKind)out->kind.contents[parent] : P2S_KIND_OTHER;
         bool nested = parent != CHECK_ROOT &&
-                      (out->nested.contents[parent] || check__is_scope(out->nodes.contents[parent]));
+                      (out->nested.contents[parent] || up == P2S_KIND_FUNCTION_DEFINITION ||
+                       up == P2S_KIND_LAMBDA || up == P2S_KIND_CLASS_DEFINITION);
         array_push(&path, out->nodes.size);
         array_push(&out->nodes, node);
         array_push(&out->parent, parent);
+        array_push(&out->kind, (unsigned char)p2s_kind(node));
         array_push(&out->nested, (unsigned char)nested);
         if (ts_tree_cursor_goto_first_child(&cursor))
             continue;
@@ -151,6 +149,7 @@ static void check__body_release(Body *self)
 {
     array_delete(&self->nodes);
     array_delete(&self->parent);
+    array_delete(&self->kind);
     array_delete(&self->nested);
 }
 
@@ -165,39 +164,39 @@ static TSNode check__body_parent(const Body *body, size_t i)
  * `**kw`, `*` and `/`. */
 static TSNode check__param_name(TSNode param)
 {
-    if (check__type_is(param, "identifier"))
+    if (check__type_is(param, P2S_KIND_IDENTIFIER))
         return param;
-    if (check__type_is(param, "default_parameter") || check__type_is(param, "typed_default_parameter"))
+    if (check__type_is(param, P2S_KIND_DEFAULT_PARAMETER) || check__type_is(param, P2S_KIND_TYPED_DEFAULT_PARAMETER))
         return p2s_child(param, P2S_FIELD_NAME);
-    if (check__type_is(param, "typed_parameter")) {
+    if (check__type_is(param, P2S_KIND_TYPED_PARAMETER)) {
         TSNode inner = ts_node_named_child(param, 0);
-        return check__type_is(inner, "identifier") ? inner : (TSNode){0};
+        return check__type_is(inner, P2S_KIND_IDENTIFIER) ? inner : (TSNode){0};
     }
     return (TSNode){0};
 }
 
-static bool check__param_is(TSNode param, const char *type)
+static bool check__param_is(TSNode param, P2sKind kind)
 {
-    if (check__type_is(param, "typed_parameter"))
+    if (check__type_is(param, P2S_KIND_TYPED_PARAMETER))
         param = ts_node_named_child(param, 0);
-    return check__type_is(param, type);
+    return check__type_is(param, kind);
 }
 
 static bool check__param_has_default(TSNode param)
 {
-    return check__type_is(param, "default_parameter") || check__type_is(param, "typed_default_parameter");
+    return check__type_is(param, P2S_KIND_DEFAULT_PARAMETER) || check__type_is(param, P2S_KIND_TYPED_DEFAULT_PARAMETER);
 }
 
 /* The decorators of a method's statement in its class body (find.c's forward_stmt), as
  * expressions. */
 static void check__decorators(TSNode stmt, NodeList *out)
 {
-    if (!check__type_is(stmt, "decorated_definition"))
+    if (!check__type_is(stmt, P2S_KIND_DECORATED_DEFINITION))
         return;
     uint32_t n = ts_node_named_child_count(stmt);
     for (uint32_t i = 0; i < n; i++) {
         TSNode dec = ts_node_named_child(stmt, i);
-        if (check__type_is(dec, "decorator"))
+        if (check__type_is(dec, P2S_KIND_DECORATOR))
             array_push(out, ts_node_named_child(dec, 0));
     }
 }
@@ -294,9 +293,9 @@ static bool check__bases_known(const Checker *ck, size_t index, int depth)
     uint32_t n = ts_node_is_null(bases) ? 0 : ts_node_named_child_count(bases);
     for (uint32_t k = 0; k < n; k++) {
         TSNode base = ts_node_named_child(bases, k);
-        if (check__type_is(base, "comment"))
+        if (check__type_is(base, P2S_KIND_COMMENT))
             continue;
-        if (check__type_is(base, "keyword_argument"))
+        if (check__type_is(base, P2S_KIND_KEYWORD_ARGUMENT))
             return false;   /* a metaclass can add anything */
         size_t local = check__local_class(ck, base);
         if (local == index)
@@ -318,8 +317,8 @@ static bool check__body_binds(const Checker *ck, size_t index, const char *name,
     size_t len = strlen(name);
     for (uint32_t i = 0; i < n; i++) {
         TSNode stmt = ts_node_named_child(body, i);
-        TSNode expr = check__type_is(stmt, "expression_statement") ? ts_node_named_child(stmt, 0) : (TSNode){0};
-        if (check__type_is(expr, "assignment") && check__text_is(ck, p2s_child(expr, P2S_FIELD_LEFT), name, len))
+        TSNode expr = check__type_is(stmt, P2S_KIND_EXPRESSION_STATEMENT) ? ts_node_named_child(stmt, 0) : (TSNode){0};
+        if (check__type_is(expr, P2S_KIND_ASSIGNMENT) && check__text_is(ck, p2s_child(expr, P2S_FIELD_LEFT), name, len))
             return true;
     }
     TSNode bases = p2s_child(cls->node, P2S_FIELD_SUPERCLASSES);
@@ -413,11 +412,11 @@ static void check__signature(Checker *ck, size_t index, const Method *m, const c
         check__emit(ck, "P2S103", p2s_node_span(p2s_child(m->def, P2S_FIELD_NAME)), kv, 2);
     TSNode params = p2s_child(m->def, P2S_FIELD_PARAMETERS);
     TSNode first = ts_node_named_child_count(params) ? ts_node_named_child(params, 0) : (TSNode){0};
-    while (check__type_is(first, "comment"))
+    while (check__type_is(first, P2S_KIND_COMMENT))
         first = ts_node_next_named_sibling(first);
     /* `*args` first still receives ctx; no parameter, `*` or `**kw` first cannot. */
-    if (ts_node_is_null(first) || check__type_is(first, "keyword_separator") ||
-        check__param_is(first, "dictionary_splat_pattern"))
+    if (ts_node_is_null(first) || check__type_is(first, P2S_KIND_KEYWORD_SEPARATOR) ||
+        check__param_is(first, P2S_KIND_DICTIONARY_SPLAT_PATTERN))
         check__emit(ck, "P2S104", p2s_node_span(params), kv, 2);
 }
 
@@ -425,14 +424,14 @@ static void check__signature(Checker *ck, size_t index, const Method *m, const c
 
 static bool check__is_ctx(const Method *m, const Checker *ck, TSNode node)
 {
-    return p2s_node_present(m->ctx) && check__type_is(node, "identifier") && check__same_text(ck, node, m->ctx);
+    return p2s_node_present(m->ctx) && check__type_is(node, P2S_KIND_IDENTIFIER) && check__same_text(ck, node, m->ctx);
 }
 
 /* `ctx.<name>(...)` with name in the ctx method table: the table entry, else NULL. */
 static const P2sCtxMethod *check__ctx_call(const Checker *ck, const Method *m, TSNode call)
 {
     TSNode fn = p2s_child(call, P2S_FIELD_FUNCTION);
-    if (!check__type_is(fn, "attribute") || !check__is_ctx(m, ck, p2s_child(fn, P2S_FIELD_OBJECT)))
+    if (!check__type_is(fn, P2S_KIND_ATTRIBUTE) || !check__is_ctx(m, ck, p2s_child(fn, P2S_FIELD_OBJECT)))
         return NULL;
     TSNode attr = p2s_child(fn, P2S_FIELD_ATTRIBUTE);
     return p2s_rules_ctx_method(ck->rules, ck->src->bytes + ts_node_start_byte(attr),
@@ -445,27 +444,26 @@ static size_t check__bindings(const Checker *ck, const Body *body, TSNode name)
     size_t count = 0;
     for (size_t i = 0; i < body->nodes.size; i++) {
         TSNode n = body->nodes.contents[i];
-        if (!check__type_is(n, "identifier") || !check__same_text(ck, n, name))
+        if (body->kind.contents[i] != P2S_KIND_IDENTIFIER || !check__same_text(ck, n, name))
             continue;
         TSNode up = n;
         for (size_t at = i; body->parent.contents[at] != CHECK_ROOT; at = body->parent.contents[at]) {
             TSNode parent = check__body_parent(body, at);
-            const char *t = ts_node_type(parent);
-            if ((strcmp(t, "assignment") == 0 || strcmp(t, "augmented_assignment") == 0 ||
-                 strcmp(t, "for_statement") == 0 || strcmp(t, "for_in_clause") == 0) &&
+            P2sKind t = (P2sKind)body->kind.contents[body->parent.contents[at]];
+            if ((t == P2S_KIND_ASSIGNMENT || t == P2S_KIND_AUGMENTED_ASSIGNMENT || t == P2S_KIND_FOR_STATEMENT ||
+                 t == P2S_KIND_FOR_IN_CLAUSE) &&
                 ts_node_eq(p2s_child(parent, P2S_FIELD_LEFT), up)) {
                 count++;
                 break;
             }
-            if ((strcmp(t, "named_expression") == 0 && ts_node_eq(p2s_child(parent, P2S_FIELD_NAME), up)) ||
-                strcmp(t, "as_pattern_target") == 0 || strcmp(t, "as_pattern") == 0) {
+            if ((t == P2S_KIND_NAMED_EXPRESSION && ts_node_eq(p2s_child(parent, P2S_FIELD_NAME), up)) ||
+                t == P2S_KIND_AS_PATTERN_TARGET || t == P2S_KIND_AS_PATTERN) {
                 count++;
                 break;
             }
-            if (strcmp(t, "pattern_list") != 0 && strcmp(t, "tuple_pattern") != 0 &&
-                strcmp(t, "list_pattern") != 0 && strcmp(t, "list_splat_pattern") != 0 &&
-                strcmp(t, "parenthesized_expression") != 0 && strcmp(t, "tuple") != 0 &&
-                strcmp(t, "list") != 0 && strcmp(t, "expression_list") != 0)
+            if (t != P2S_KIND_PATTERN_LIST && t != P2S_KIND_TUPLE_PATTERN && t != P2S_KIND_LIST_PATTERN &&
+                t != P2S_KIND_LIST_SPLAT_PATTERN && t != P2S_KIND_PARENTHESIZED_EXPRESSION &&
+                t != P2S_KIND_TUPLE && t != P2S_KIND_LIST && t != P2S_KIND_EXPRESSION_LIST)
                 break;
             up = parent;
         }
@@ -475,7 +473,7 @@ static size_t check__bindings(const Checker *ck, const Body *body, TSNode name)
 
 static void check__add_tensor(const Checker *ck, Method *m, TSNode name, size_t allowed_bindings)
 {
-    if (check__type_is(name, "identifier") && check__bindings(ck, &m->body, name) <= allowed_bindings)
+    if (check__type_is(name, P2S_KIND_IDENTIFIER) && check__bindings(ck, &m->body, name) <= allowed_bindings)
         array_push(&m->tensors, name);
 }
 
@@ -486,22 +484,22 @@ static void check__saved_targets(const Checker *ck, Method *m, size_t at)
     const Body *body = &m->body;
     TSNode value = body->nodes.contents[at], up = check__body_parent(body, at);
     bool indexed = false;
-    if (check__type_is(up, "subscript") && ts_node_eq(p2s_child(up, P2S_FIELD_VALUE), value) &&
+    if (check__type_is(up, P2S_KIND_SUBSCRIPT) && ts_node_eq(p2s_child(up, P2S_FIELD_VALUE), value) &&
         body->parent.contents[at] != CHECK_ROOT) {
         at = body->parent.contents[at];
         value = up;
         indexed = true;
         up = check__body_parent(body, at);
     }
-    if (!check__type_is(up, "assignment") || !ts_node_eq(p2s_child(up, P2S_FIELD_RIGHT), value))
+    if (!check__type_is(up, P2S_KIND_ASSIGNMENT) || !ts_node_eq(p2s_child(up, P2S_FIELD_RIGHT), value))
         return;
     TSNode left = p2s_child(up, P2S_FIELD_LEFT);
     if (indexed) {
         check__add_tensor(ck, m, left, 1);
         return;
     }
-    if (!check__type_is(left, "pattern_list") && !check__type_is(left, "tuple_pattern") &&
-        !check__type_is(left, "list_pattern"))
+    if (!check__type_is(left, P2S_KIND_PATTERN_LIST) && !check__type_is(left, P2S_KIND_TUPLE_PATTERN) &&
+        !check__type_is(left, P2S_KIND_LIST_PATTERN))
         return;
     uint32_t n = ts_node_named_child_count(left);
     for (uint32_t i = 0; i < n; i++)
@@ -524,10 +522,10 @@ static void check__method_init(Checker *ck, Method *m, TSNode def, TSNode stmt, 
     bool first = true;
     for (uint32_t i = 0; i < n; i++) {
         TSNode p = ts_node_named_child(params, i);
-        if (check__type_is(p, "comment"))
+        if (check__type_is(p, P2S_KIND_COMMENT))
             continue;
-        if (first && !check__type_is(p, "keyword_separator") && !check__param_is(p, "list_splat_pattern") &&
-            !check__param_is(p, "dictionary_splat_pattern"))
+        if (first && !check__type_is(p, P2S_KIND_KEYWORD_SEPARATOR) && !check__param_is(p, P2S_KIND_LIST_SPLAT_PATTERN) &&
+            !check__param_is(p, P2S_KIND_DICTIONARY_SPLAT_PATTERN))
             m->ctx = check__param_name(p);
         else if (!first)
             array_push(&m->params, p);
@@ -539,14 +537,16 @@ static void check__method_init(Checker *ck, Method *m, TSNode def, TSNode stmt, 
     const Body *body = &m->body;
     for (size_t i = 0; i < body->nodes.size; i++) {
         TSNode node = body->nodes.contents[i];
-        if (check__type_is(node, "yield"))
+        P2sKind kind = (P2sKind)body->kind.contents[i];
+        if (kind == P2S_KIND_YIELD)
             m->generator = true;
-        if (check__type_is(node, "attribute") && save &&
+        if (kind == P2S_KIND_ATTRIBUTE && save &&
             check__text_is(ck, p2s_child(node, P2S_FIELD_ATTRIBUTE), save->name, strlen(save->name)))
             m->mentions_save = true;
-        if (check__is_ctx(m, ck, node)) {
-            TSNode parent = check__body_parent(body, i);
-            if (!check__type_is(parent, "attribute") || !ts_node_eq(p2s_child(parent, P2S_FIELD_OBJECT), node))
+        if (kind == P2S_KIND_IDENTIFIER && check__is_ctx(m, ck, node)) {
+            size_t up = body->parent.contents[i];
+            if (up == CHECK_ROOT || body->kind.contents[up] != P2S_KIND_ATTRIBUTE ||
+                !ts_node_eq(p2s_child(body->nodes.contents[up], P2S_FIELD_OBJECT), node))
                 m->ctx_escapes = true;
         }
     }
@@ -554,9 +554,9 @@ static void check__method_init(Checker *ck, Method *m, TSNode def, TSNode stmt, 
         TSNode node = body->nodes.contents[i];
         if (body->nested.contents[i])
             continue;  /* nested functions' returns and ctx calls are their own */
-        if (check__type_is(node, "return_statement"))
+        if (body->kind.contents[i] == P2S_KIND_RETURN_STATEMENT)
             array_push(&m->returns, node);
-        if (!check__type_is(node, "call"))
+        if (body->kind.contents[i] != P2S_KIND_CALL)
             continue;
         const P2sCtxMethod *cm = check__ctx_call(ck, m, node);
         if (!cm)
@@ -621,7 +621,7 @@ static bool check__only_staticmethod(const Checker *ck, const Method *m)
 
 static bool check__is_tensor_name(const Checker *ck, const Method *m, TSNode node)
 {
-    if (!check__type_is(node, "identifier"))
+    if (!check__type_is(node, P2S_KIND_IDENTIFIER))
         return false;
     for (size_t i = 0; i < m->tensors.size; i++)
         if (check__same_text(ck, node, m->tensors.contents[i]))
@@ -634,14 +634,14 @@ static bool check__is_tensor_name(const Checker *ck, const Method *m, TSNode nod
 static bool check__literal_elements(TSNode value, NodeList *out)
 {
     value = check__unparen(value);
-    if (!check__type_is(value, "expression_list") && !check__type_is(value, "tuple") && !check__type_is(value, "list"))
+    if (!check__type_is(value, P2S_KIND_EXPRESSION_LIST) && !check__type_is(value, P2S_KIND_TUPLE) && !check__type_is(value, P2S_KIND_LIST))
         return false;
     uint32_t n = ts_node_named_child_count(value);
     for (uint32_t i = 0; i < n; i++) {
         TSNode e = ts_node_named_child(value, i);
-        if (check__type_is(e, "comment"))
+        if (check__type_is(e, P2S_KIND_COMMENT))
             continue;
-        if (check__type_is(e, "list_splat") || check__type_is(e, "parenthesized_list_splat"))
+        if (check__type_is(e, P2S_KIND_LIST_SPLAT) || check__type_is(e, P2S_KIND_PARENTHESIZED_LIST_SPLAT))
             return false;
         array_push(out, e);
     }
@@ -650,7 +650,7 @@ static bool check__literal_elements(TSNode value, NodeList *out)
 
 static bool check__is_float(TSNode node)
 {
-    return check__type_is(check__unparen(node), "float");
+    return check__type_is(check__unparen(node), P2S_KIND_FLOAT);
 }
 
 /* A returned value that cannot be a tuple or list, so that it is one output (eager PyLayer
@@ -661,10 +661,10 @@ static bool check__is_float(TSNode node)
 static bool check__one_value(const Checker *ck, const Method *f, TSNode value)
 {
     value = check__unparen(value);
-    if (check__type_is(value, "unary_operator") || check__type_is(value, "comparison_operator") ||
-        check__type_is(value, "not_operator") || check__is_tensor_name(ck, f, value))
+    if (check__type_is(value, P2S_KIND_UNARY_OPERATOR) || check__type_is(value, P2S_KIND_COMPARISON_OPERATOR) ||
+        check__type_is(value, P2S_KIND_NOT_OPERATOR) || check__is_tensor_name(ck, f, value))
         return true;
-    if (!check__type_is(value, "binary_operator"))
+    if (!check__type_is(value, P2S_KIND_BINARY_OPERATOR))
         return false;
     TSNode op = p2s_child(value, P2S_FIELD_OPERATOR);
     if (!check__text_is(ck, op, "+", 1) && !check__text_is(ck, op, "*", 1))
@@ -719,8 +719,8 @@ static size_t check__backward_returns(const Checker *ck, const Method *b, TSNode
             count = CHECK_UNKNOWN;
         else if (check__literal_elements(value, &elems))
             count = elems.size;
-        else if (check__type_is(plain, "none") || check__type_is(plain, "binary_operator") ||
-                 check__type_is(plain, "unary_operator") || check__is_tensor_name(ck, b, plain))
+        else if (check__type_is(plain, P2S_KIND_NONE) || check__type_is(plain, P2S_KIND_BINARY_OPERATOR) ||
+                 check__type_is(plain, P2S_KIND_UNARY_OPERATOR) || check__is_tensor_name(ck, b, plain))
             count = 1;
         array_delete(&elems);
         known = count != CHECK_UNKNOWN;
@@ -735,8 +735,8 @@ static size_t check__backward_returns(const Checker *ck, const Method *b, TSNode
 static size_t check__forward_inputs(const Method *f)
 {
     for (size_t i = 0; i < f->params.size; i++)
-        if (check__param_is(f->params.contents[i], "list_splat_pattern") ||
-            check__param_is(f->params.contents[i], "dictionary_splat_pattern"))
+        if (check__param_is(f->params.contents[i], P2S_KIND_LIST_SPLAT_PATTERN) ||
+            check__param_is(f->params.contents[i], P2S_KIND_DICTIONARY_SPLAT_PATTERN))
             return CHECK_UNKNOWN;
     size_t n = 0;
     for (size_t i = 0; i < f->params.size; i++)
@@ -754,12 +754,12 @@ static void check__counts(Checker *ck, const Method *f, const Method *b, const c
     bool star = false;
     for (size_t i = 0; i < b->params.size; i++) {
         TSNode p = b->params.contents[i];
-        if (check__param_is(p, "list_splat_pattern"))
+        if (check__param_is(p, P2S_KIND_LIST_SPLAT_PATTERN))
             star = true;
-        if (check__type_is(p, "keyword_separator") || check__param_is(p, "list_splat_pattern") ||
-            check__param_is(p, "dictionary_splat_pattern"))
+        if (check__type_is(p, P2S_KIND_KEYWORD_SEPARATOR) || check__param_is(p, P2S_KIND_LIST_SPLAT_PATTERN) ||
+            check__param_is(p, P2S_KIND_DICTIONARY_SPLAT_PATTERN))
             break;
-        if (check__type_is(p, "positional_separator"))
+        if (check__type_is(p, P2S_KIND_POSITIONAL_SEPARATOR))
             continue;
         accepted++;
         required += !check__param_has_default(p);
@@ -805,16 +805,16 @@ static void check__allowed_text(unsigned allowed, P2sStrbuf *out)
 static bool check__straight_line(const Body *body, size_t at)
 {
     size_t node = body->parent.contents[at];
-    if (node == CHECK_ROOT || !check__type_is(body->nodes.contents[node], "expression_statement"))
+    if (node == CHECK_ROOT || body->kind.contents[node] != P2S_KIND_EXPRESSION_STATEMENT)
         return false;
     for (;;) {
         size_t block = body->parent.contents[node];
         if (block == CHECK_ROOT)
             return true;   /* a statement of the method's own body */
-        if (!check__type_is(body->nodes.contents[block], "block"))
+        if (body->kind.contents[block] != P2S_KIND_BLOCK)
             return false;
         size_t owner = body->parent.contents[block];
-        if (owner == CHECK_ROOT || !check__type_is(body->nodes.contents[owner], "with_statement"))
+        if (owner == CHECK_ROOT || body->kind.contents[owner] != P2S_KIND_WITH_STATEMENT)
             return false;
         node = owner;
     }
@@ -889,19 +889,19 @@ static void check__hazards(Checker *ck, const Method *m)
     p2s_strbuf_init(&text);
     for (size_t i = 0; i < m->body.nodes.size; i++) {
         TSNode call = m->body.nodes.contents[i];
-        if (!check__type_is(call, "call"))
+        if (m->body.kind.contents[i] != P2S_KIND_CALL)
             continue;
         TSNode fn = p2s_child(call, P2S_FIELD_FUNCTION), args = p2s_child(call, P2S_FIELD_ARGUMENTS);
         const P2sHazard *h = NULL;
-        if (check__type_is(fn, "attribute")) {
+        if (check__type_is(fn, P2S_KIND_ATTRIBUTE)) {
             TSNode attr = p2s_child(fn, P2S_FIELD_ATTRIBUTE);
             h = p2s_rules_hazard(ck->rules, false, ck->src->bytes + ts_node_start_byte(attr),
                                  ts_node_end_byte(attr) - ts_node_start_byte(attr));
-        } else if (check__type_is(fn, "identifier") && check__type_is(args, "argument_list") &&
+        } else if (check__type_is(fn, P2S_KIND_IDENTIFIER) && check__type_is(args, P2S_KIND_ARGUMENT_LIST) &&
                    ts_node_named_child_count(args) == 1) {
             /* float(t) only when t is certainly a Tensor: float(scale) on a number is fine. */
             TSNode arg = check__unparen(ts_node_named_child(args, 0));
-            if (check__type_is(arg, "subscript"))
+            if (check__type_is(arg, P2S_KIND_SUBSCRIPT))
                 arg = p2s_child(arg, P2S_FIELD_VALUE);
             if (check__is_tensor_name(ck, m, arg))
                 h = p2s_rules_hazard(ck->rules, true, ck->src->bytes + ts_node_start_byte(fn),
@@ -959,15 +959,15 @@ static bool check__signature_of(const Method *f, Signature *sig)
     ParamKind kind = PARAM_POSITIONAL;
     for (size_t i = 0; i < f->params.size; i++) {
         TSNode p = f->params.contents[i];
-        if (check__type_is(p, "positional_separator")) {
+        if (check__type_is(p, P2S_KIND_POSITIONAL_SEPARATOR)) {
             for (size_t k = 0; k < sig->params.size; k++)
                 sig->params.contents[k].kind = PARAM_POSITIONAL_ONLY;
-        } else if (check__type_is(p, "keyword_separator")) {
+        } else if (check__type_is(p, P2S_KIND_KEYWORD_SEPARATOR)) {
             kind = PARAM_KEYWORD_ONLY;
-        } else if (check__param_is(p, "list_splat_pattern")) {
+        } else if (check__param_is(p, P2S_KIND_LIST_SPLAT_PATTERN)) {
             sig->var_positional = true;
             kind = PARAM_KEYWORD_ONLY;
-        } else if (check__param_is(p, "dictionary_splat_pattern")) {
+        } else if (check__param_is(p, P2S_KIND_DICTIONARY_SPLAT_PATTERN)) {
             sig->var_keyword = true;
         } else if (p2s_node_present(check__param_name(p))) {
             Param param = {check__param_name(p), kind, check__param_has_default(p), false};
@@ -1016,11 +1016,11 @@ static void check__site(Checker *ck, P2sApplySite *site)
     NodeList positional = {0};
     for (uint32_t i = 0; i < n; i++) {
         TSNode a = ts_node_named_child(args, i);
-        if (check__type_is(a, "list_splat"))
+        if (check__type_is(a, P2S_KIND_LIST_SPLAT))
             list_splat = true;
-        else if (check__type_is(a, "dictionary_splat"))
+        else if (check__type_is(a, P2S_KIND_DICTIONARY_SPLAT))
             dict_splat = true;
-        else if (!check__type_is(a, "keyword_argument") && !check__type_is(a, "comment"))
+        else if (!check__type_is(a, P2S_KIND_KEYWORD_ARGUMENT) && !check__type_is(a, P2S_KIND_COMMENT))
             array_push(&positional, a);
     }
     size_t capacity = 0, required_positional = 0;
@@ -1047,7 +1047,7 @@ static void check__site(Checker *ck, P2sApplySite *site)
     }
     for (uint32_t i = 0; i < n; i++) {
         TSNode a = ts_node_named_child(args, i);
-        if (!check__type_is(a, "keyword_argument"))
+        if (!check__type_is(a, P2S_KIND_KEYWORD_ARGUMENT))
             continue;
         TSNode key = p2s_child(a, P2S_FIELD_NAME);
         Param *match = NULL;
@@ -1168,15 +1168,15 @@ static void check__inherit_as_written(Checker *ck)
 static bool check__stays_put(const Checker *ck, TSNode id)
 {
     TSNode use = id, parent = ts_node_parent(id);
-    if (check__type_is(parent, "class_definition"))
+    if (check__type_is(parent, P2S_KIND_CLASS_DEFINITION))
         return ts_node_eq(p2s_child(parent, P2S_FIELD_NAME), id);
-    if (check__type_is(parent, "attribute") && ts_node_eq(p2s_child(parent, P2S_FIELD_ATTRIBUTE), id)) {
+    if (check__type_is(parent, P2S_KIND_ATTRIBUTE) && ts_node_eq(p2s_child(parent, P2S_FIELD_ATTRIBUTE), id)) {
         use = parent;
         parent = ts_node_parent(use);
     }
-    if (check__type_is(parent, "attribute") && ts_node_eq(p2s_child(parent, P2S_FIELD_OBJECT), use))
+    if (check__type_is(parent, P2S_KIND_ATTRIBUTE) && ts_node_eq(p2s_child(parent, P2S_FIELD_OBJECT), use))
         return check__text_is(ck, p2s_child(parent, P2S_FIELD_ATTRIBUTE), "apply", 5);
-    return check__type_is(parent, "argument_list") && check__type_is(ts_node_parent(parent), "class_definition");
+    return check__type_is(parent, P2S_KIND_ARGUMENT_LIST) && check__type_is(ts_node_parent(parent), P2S_KIND_CLASS_DEFINITION);
 }
 
 /* The first class left as written that the file passes around (an alias, an argument, a
@@ -1195,7 +1195,7 @@ static size_t check__escaping(const Checker *ck, TSNode any)
     while (more && found == SIZE_MAX) {
         TSNode node = ts_tree_cursor_current_node(&cursor);
         size_t index;
-        if (check__type_is(node, "identifier") &&
+        if (check__type_is(node, P2S_KIND_IDENTIFIER) &&
             p2s_nameset_get(&names, ck->src->bytes + ts_node_start_byte(node),
                             ts_node_end_byte(node) - ts_node_start_byte(node), &index) &&
             !check__stays_put(ck, node))

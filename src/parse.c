@@ -2,6 +2,7 @@
 #include "parse.h"
 
 #include <pthread.h>
+#include <stdint.h>
 
 #include <string.h>
 
@@ -39,6 +40,33 @@ TSNode p2s_child(TSNode node, P2sField field)
 {
     pthread_once(&parse__fields_once, parse__look_up_fields);
     return ts_node_child_by_field_id(node, parse__field_ids[field]);
+}
+
+static const char *const parse__kind_types[P2S_KIND_COUNT] = {
+    NULL,
+#define PARSE_KIND_TYPE(name, type) type,
+    P2S_KINDS(PARSE_KIND_TYPE)
+#undef PARSE_KIND_TYPE
+};
+static unsigned char parse__kinds[UINT16_MAX + 1];   /* grammar symbol (a TSSymbol) -> P2sKind */
+static pthread_once_t parse__kinds_once = PTHREAD_ONCE_INIT;
+
+static void parse__look_up_kinds(void)
+{
+    const TSLanguage *language = tree_sitter_python();
+    uint32_t count = ts_language_symbol_count(language);
+    for (uint32_t sym = 0; sym < count; sym++) {
+        const char *name = ts_language_symbol_name(language, (TSSymbol)sym);
+        for (int k = 1; name && k < P2S_KIND_COUNT; k++)
+            if (strcmp(name, parse__kind_types[k]) == 0)
+                parse__kinds[sym] = (unsigned char)k;
+    }
+}
+
+P2sKind p2s_kind(TSNode node)
+{
+    pthread_once(&parse__kinds_once, parse__look_up_kinds);
+    return ts_node_is_null(node) ? P2S_KIND_OTHER : (P2sKind)parse__kinds[ts_node_symbol(node)];
 }
 
 static void parse__report_error_node(const P2sSource *src, TSNode node, P2sDiagSink *sink)

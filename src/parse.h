@@ -48,6 +48,38 @@ typedef enum {
 /* node's child in field, or a null node. */
 TSNode p2s_child(TSNode node, P2sField field);
 
+/* The node types the checker and planner test, by grammar symbol: one table lookup instead of
+ * ts_node_type and a strcmp per test (several symbols may share one type name: aliases). */
+#define P2S_KINDS(X) \
+    X(ARGUMENT_LIST, "argument_list") X(AS_PATTERN, "as_pattern") X(AS_PATTERN_TARGET, "as_pattern_target") \
+    X(ASSIGNMENT, "assignment") X(ATTRIBUTE, "attribute") X(AUGMENTED_ASSIGNMENT, "augmented_assignment") \
+    X(BINARY_OPERATOR, "binary_operator") X(BLOCK, "block") X(CALL, "call") \
+    X(CLASS_DEFINITION, "class_definition") X(COMMENT, "comment") X(COMPARISON_OPERATOR, "comparison_operator") \
+    X(DECORATED_DEFINITION, "decorated_definition") X(DECORATOR, "decorator") \
+    X(DEFAULT_PARAMETER, "default_parameter") X(DICTIONARY_SPLAT, "dictionary_splat") \
+    X(DICTIONARY_SPLAT_PATTERN, "dictionary_splat_pattern") X(EXPRESSION_LIST, "expression_list") \
+    X(EXPRESSION_STATEMENT, "expression_statement") X(FLOAT, "float") X(FOR_IN_CLAUSE, "for_in_clause") \
+    X(FOR_STATEMENT, "for_statement") X(FUNCTION_DEFINITION, "function_definition") X(IDENTIFIER, "identifier") \
+    X(KEYWORD_ARGUMENT, "keyword_argument") X(KEYWORD_SEPARATOR, "keyword_separator") X(LAMBDA, "lambda") \
+    X(LIST, "list") X(LIST_PATTERN, "list_pattern") X(LIST_SPLAT, "list_splat") \
+    X(LIST_SPLAT_PATTERN, "list_splat_pattern") X(NAMED_EXPRESSION, "named_expression") X(NONE, "none") \
+    X(NOT_OPERATOR, "not_operator") X(PARENTHESIZED_EXPRESSION, "parenthesized_expression") \
+    X(PARENTHESIZED_LIST_SPLAT, "parenthesized_list_splat") X(PATTERN_LIST, "pattern_list") \
+    X(POSITIONAL_SEPARATOR, "positional_separator") X(RETURN_STATEMENT, "return_statement") \
+    X(SUBSCRIPT, "subscript") X(TUPLE, "tuple") X(TUPLE_PATTERN, "tuple_pattern") \
+    X(TYPED_DEFAULT_PARAMETER, "typed_default_parameter") X(TYPED_PARAMETER, "typed_parameter") \
+    X(UNARY_OPERATOR, "unary_operator") X(WITH_STATEMENT, "with_statement") X(YIELD, "yield")
+
+typedef enum {
+    P2S_KIND_OTHER,   /* any type not listed, and the null node */
+#define P2S_KIND_ENUM(name, type) P2S_KIND_##name,
+    P2S_KINDS(P2S_KIND_ENUM)
+#undef P2S_KIND_ENUM
+    P2S_KIND_COUNT,
+} P2sKind;
+
+P2sKind p2s_kind(TSNode node);
+
 /* Text of a node as a span of the source. */
 static inline P2sSpan p2s_node_span(TSNode node)
 {

@@ -265,7 +265,7 @@ static bool plan__transpiles_any(const P2sFindings *found)
 }
 
 int p2s_plan_build(const P2sSource *src, const P2sFindings *found, const P2sRules *rules,
-                   P2sDiagSink *sink, P2sPlan *out)
+                   bool with_tail, P2sDiagSink *sink, P2sPlan *out)
 {
     P2sPlan plan;
     p2s_plan_init(&plan);
@@ -281,6 +281,8 @@ int p2s_plan_build(const P2sSource *src, const P2sFindings *found, const P2sRule
         p2s_plan_release(&plan);
         return -1;
     }
+    if (!with_tail)
+        goto finish;
 
     if (src->len > 0 && src->bytes[src->len - 1] != '\n' && src->bytes[src->len - 1] != '\r')
         p2s_strbuf_adds(&plan.tail, eol);
@@ -291,7 +293,7 @@ int p2s_plan_build(const P2sSource *src, const P2sFindings *found, const P2sRule
         if (found->classes.contents[i].builder && !found->classes.contents[i].as_written)
             plan__add_builder(&plan.tail, src, &found->classes.contents[i], eol);
     p2s_strbuf_addf(&plan.tail, "# pylayer2static " P2S_VERSION "%s", eol);
-
+finish:
     if (p2s_plan_finish(&plan, sink) < 0) {
         p2s_plan_release(&plan);
         return -1;

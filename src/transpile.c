@@ -161,7 +161,7 @@ P2sTranspileStatus p2s_unit_finish(P2sUnit *self, const P2sRules *rules)
     P2sTranspileStatus made = p2s_check(self->src, &self->found, rules, &self->sink) > 0
                             ? P2S_TRANSPILE_CONTRACT_ERROR : P2S_TRANSPILE_OK;
     size_t planned_from = self->sink.items.size;
-    if (p2s_plan_build(self->src, &self->found, rules, &self->sink, &plan) < 0) {
+    if (p2s_plan_build(self->src, &self->found, rules, !self->lint_only, &self->sink, &plan) < 0) {
         if (strcmp(array_back(&self->sink.items)->code, "P2S001") == 0)
             status = P2S_TRANSPILE_INPUT_ERROR;
         goto done;
