@@ -32,7 +32,7 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 
 .DELETE_ON_ERROR:
-.PHONY: all deps venv check unit golden cli e2e lsp-test conformance demo bench bench-doc install clean wheel wheel-test matrix matrix-check
+.PHONY: all deps venv check unit golden cli e2e e2e-dist e2e-dist-doc lsp-test conformance demo bench bench-doc install clean wheel wheel-test matrix matrix-check
 
 all: $(BIN)
 
@@ -88,6 +88,12 @@ cli: $(BIN)
 	sh tests/cli/run.sh $(BIN)
 e2e: $(BIN) venv
 	sh tests/e2e/run.sh $(BIN)
+# Distributed training: tests/dist under `paddle.distributed.launch --nproc_per_node 2` (CPU,
+# gloo) on both venvs, and docs/SUPPORT.md's distributed table checked; e2e-dist-doc rewrites it.
+e2e-dist: $(BIN) venv
+	sh tests/dist/run.sh $(BIN)
+e2e-dist-doc: $(BIN) venv
+	sh tests/dist/run.sh $(BIN) --write
 # The language server: protocol tests over pipes and headless Neovim (tests/lsp/run.sh).
 lsp-test: $(BIN) $(DEPS_STAMP)
 	sh tests/lsp/run.sh $(BIN)

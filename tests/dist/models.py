@@ -196,6 +196,14 @@ def _parameter(layer, array, is_bias=False):
     return param
 
 
+def _mlp_weights():
+    """The full (unsharded) weights of the MLP block, the same on every rank."""
+    rng = np.random.RandomState(1234)
+    shapes = {"up_w": [HIDDEN, FFN], "up_b": [FFN], "down_w": [FFN, HIDDEN], "down_b": [HIDDEN],
+              "head_in": [HIDDEN, FFN], "head_out": [FFN, HIDDEN]}
+    return {name: (rng.standard_normal(shape) * 0.3).astype("float32") for name, shape in shapes.items()}
+
+
 class TensorParallelMLP(paddle.nn.Layer):
     """Megatron-style block: sequence-parallel LayerNorm on this rank's slice of the
     sequence, all-gather, column-parallel up projection, row-parallel down projection,
@@ -205,15 +213,14 @@ class TensorParallelMLP(paddle.nn.Layer):
 
     def __init__(self):
         super().__init__()
-        rng = np.random.RandomState(1234)
-        full = lambda *shape: (rng.standard_normal(shape) * 0.3).astype("float32")  # noqa: E731
+        full = _mlp_weights()
         self.norm = paddle.nn.LayerNorm(HIDDEN)
-        self.up_w = _parameter(self, _shard(full(HIDDEN, FFN), 1))
-        self.up_b = _parameter(self, _shard(full(FFN), 0), is_bias=True)
-        self.down_w = _parameter(self, _shard(full(FFN, HIDDEN), 0))
-        self.down_b = _parameter(self, full(HIDDEN), is_bias=True)
-        self.head_in = _parameter(self, _shard(full(HIDDEN, FFN), 1))
-        self.head_out = _parameter(self, _shard(full(FFN, HIDDEN), 0))
+        self.up_w = _parameter(self, _shard(full["up_w"], 1))
+        self.up_b = _parameter(self, _shard(full["up_b"], 0), is_bias=True)
+        self.down_w = _parameter(self, _shard(full["down_w"], 0))
+        self.down_b = _parameter(self, full["down_b"], is_bias=True)
+        self.head_in = _parameter(self, _shard(full["head_in"], 1))
+        self.head_out = _parameter(self, _shard(full["head_out"], 0))
 
     def forward(self, hidden):  # [s, b, h], the same on every rank
         shard = ScatterOp.apply(hidden)
@@ -234,6 +241,28 @@ class TensorParallelMLP(paddle.nn.Layer):
         # this rank's slice of the sequence: sum over ranks
         for param in [*self.norm.parameters(), self.down_b]:
             param.grad.set_value(_all_reduce(param.grad))
+
+
+class SerialMLP(paddle.nn.Layer):
+    """TensorParallelMLP in one process: the full weights, no PyLayer, no communication. Its
+    losses are what the sharded model's must be when the PyLayers' collectives are right."""
+
+    batch = TensorParallelMLP.batch
+
+    def __init__(self):
+        super().__init__()
+        full = _mlp_weights()
+        self.norm = paddle.nn.LayerNorm(HIDDEN)
+        for name, array in full.items():
+            setattr(self, name, _parameter(self, array, is_bias=name.endswith("_b")))
+
+    def forward(self, hidden):
+        inner = F.gelu(paddle.matmul(self.norm(hidden), self.up_w) + self.up_b)
+        out = paddle.matmul(inner, self.down_w) + self.down_b + hidden
+        return paddle.matmul(F.relu(paddle.matmul(out, self.head_in)), self.head_out) + out
+
+    def sync_gradients(self):
+        """Nothing to synchronize: one process holds the whole model."""
 
 
 class DataParallelNet(paddle.nn.Layer):
@@ -297,3 +326,4 @@ MODELS = {
     "data_parallel_sync_bn": DataParallelNet,
     "expert_parallel_moe": ExpertParallelMoE,
 }
+SERIAL = {"tensor_parallel_mlp": SerialMLP}

@@ -7,7 +7,7 @@ Trains every model of models.py for a few SGD steps eagerly (the original module
 `paddle.jit.to_static(full_graph=True)` — the transpiled module (`--variant p2s`), or the
 original one, i.e. the framework's own dy2static PyLayer path (`--variant framework`, which
 never imports the runtime) — and writes this rank's losses and final parameters to
-OUT/rank<N>.json. The p2s variant also saves the trained tensor-parallel model with
+OUT/rank<N>.json. The p2s variant also saves each trained to_static model with
 `paddle.jit.save` (one export per rank), loads it with `paddle.jit.load` and records the
 outputs of the eager, to_static and loaded models on one input.
 """
@@ -28,7 +28,6 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "e2e"))
 import harness  # noqa: E402  (tests/e2e/harness.py: pylayer op counts)
 
 STEPS = 3
-SAVED_MODEL = "tensor_parallel_mlp"
 
 
 def load(path, name):
@@ -50,9 +49,8 @@ def error_summary(exc):
     return re.sub(r"0x[0-9a-f]+", "0x…", text)
 
 
-def train(module, name, wrap):
-    """STEPS SGD steps; the model, the callable trained and what to record."""
-    cls = module.MODELS[name]
+def train(cls, wrap):
+    """STEPS SGD steps of a new `cls`; the model, the callable trained and what to record."""
     model = cls()
     fn = wrap(model)
     opt = paddle.optimizer.SGD(0.1, parameters=model.parameters())
@@ -74,9 +72,11 @@ def to_static(model):
 
 def run_model(original, static_module, name):
     record = {}
-    eager_model, _, record["eager"] = train(original, name, lambda m: m)
+    eager_model, _, record["eager"] = train(original.MODELS[name], lambda m: m)
+    if name in original.SERIAL:
+        record["serial"] = train(original.SERIAL[name], lambda m: m)[2]
     try:
-        static_model, fn, record["static"] = train(static_module, name, to_static)
+        static_model, fn, record["static"] = train(static_module.MODELS[name], to_static)
         record["pylayer_ops"] = harness.count_pylayer_ops(fn.forward.concrete_program.main_program)
     except Exception as exc:  # noqa: BLE001 - recorded for the side-by-side table
         traceback.print_exc()
@@ -85,13 +85,13 @@ def run_model(original, static_module, name):
     return record, (eager_model, static_model)
 
 
-def save_and_load(eager_model, static_model, out_dir):
+def save_and_load(name, eager_model, static_model, out_dir):
     """jit.save of this rank's trained to_static model, jit.load, outputs of all three."""
     x = paddle.to_tensor(eager_model.batch(STEPS))
     eager_model.eval()
     static_model.eval()
-    prefix = os.path.join(out_dir, f"{SAVED_MODEL}.rank{dist.get_rank()}", "model")
-    spec = paddle.static.InputSpec(list(x.shape), "float32", "hidden")
+    prefix = os.path.join(out_dir, f"{name}.rank{dist.get_rank()}", "model")
+    spec = paddle.static.InputSpec(list(x.shape), "float32", "input")
     record = {"eager": eager_model(x).numpy().tolist(), "static": static_model(x).numpy().tolist()}
     try:
         paddle.jit.save(static_model, prefix, input_spec=[spec])
@@ -120,8 +120,8 @@ def main():
     result = {"paddle": paddle.__version__, "rank": rank, "world_size": dist.get_world_size(), "models": {}}
     for name in original.MODELS:
         record, trained = run_model(original, static_module, name)
-        if args.variant == "p2s" and name == SAVED_MODEL and trained is not None:
-            record["jit"] = save_and_load(*trained, args.out)
+        if args.variant == "p2s" and trained is not None:
+            record["jit"] = save_and_load(name, *trained, args.out)
         result["models"][name] = record
         print(f"rank {rank} {name}: eager losses {record['eager']['losses']}, static {record['static'].get('losses', record['static'].get('error'))}", flush=True)
     result["runtime_loaded"] = "pylayer2static_runtime" in sys.modules

@@ -1,0 +1,214 @@
+"""run.py --bin BIN --out DIR — tests/dist on the installed paddlepaddle (run with a venv's python).
+
+Transpiles models.py into DIR, starts two `python -m paddle.distributed.launch
+--nproc_per_node 2` runs of worker.py on CPU (gloo): `p2s` (eager original vs transpiled
+under to_static, and jit.save/jit.load of each trained model per rank) and
+`framework` (eager original vs the original under the framework's own to_static, without
+the runtime), then checks, per model and rank, that the transpiled run's losses and final
+parameters equal eager's (tests/e2e's tolerance). Prints one line per check, writes
+DIR/summary.json (the cells of the side-by-side table, table.py) and ends with
+`e2e-dist: N passed, N failed`.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import paddle
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "e2e"))
+import harness  # noqa: E402
+
+NRANKS = 2
+LAUNCH_TIMEOUT = 600
+# pylayer ops in each model's to_static program: one per `.apply` in its forward
+PYLAYER_OPS = {"tensor_parallel_mlp": 6, "data_parallel_sync_bn": 1, "expert_parallel_moe": 2}
+COVERS = {
+    "tensor_parallel_mlp": "2-way tensor + sequence parallel MLP block: scatter, sequence-parallel "
+                           "LayerNorm, all-gather, column/row-parallel linear, reduce-scatter, gather; "
+                           "then c_identity / mp_allreduce around a tensor-parallel head",
+    "data_parallel_sync_bn": "2-way data parallel: batch norm whose forward and backward all-reduce "
+                             "the statistics of both ranks' batches; gradients averaged over ranks",
+    "expert_parallel_moe": "expert parallel MoE, one expert per rank: all-to-all to the experts and "
+                           "back (built from all_gather: gloo has no all_to_all)",
+}
+
+
+def launch(variant, original, transpiled, out):
+    """One launch of worker.py; (per-rank results or None, the tail of the logs on failure)."""
+    logs = os.path.join(out, f"logs-{variant}")
+    results = os.path.join(out, variant)
+    cmd = [sys.executable, "-m", "paddle.distributed.launch", "--nproc_per_node", str(NRANKS),
+           "--log_dir", logs, os.path.join(HERE, "worker.py"), "--variant", variant,
+           "--original", original, "--out", results]
+    if variant == "p2s":
+        cmd += ["--transpiled", transpiled]
+    for rank in range(NRANKS):
+        path = os.path.join(results, f"rank{rank}.json")
+        if os.path.exists(path):
+            os.remove(path)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=LAUNCH_TIMEOUT)
+        status = f"exit {proc.returncode}"
+    except subprocess.TimeoutExpired:
+        status = f"timed out after {LAUNCH_TIMEOUT}s"
+    ranks = []
+    for rank in range(NRANKS):
+        path = os.path.join(results, f"rank{rank}.json")
+        if not os.path.exists(path):
+            tail = ""
+            log = os.path.join(logs, f"workerlog.{rank}")
+            if os.path.exists(log):
+                tail = "".join(open(log, encoding="utf-8", errors="replace").readlines()[-15:])
+            return None, f"{' '.join(cmd)}: {status}, rank {rank} wrote no result\n{tail}"
+        with open(path, encoding="utf-8") as f:
+            ranks.append(json.load(f))
+    return ranks, ""
+
+
+# The sharded model against the serial one: the same sums in another order (matmuls split over
+# ranks, then all-reduced), so float32 rounding differs a little.
+SERIAL_TOLERANCE = (1e-5, 1e-6)
+
+
+def same(got, want, tol=(harness.RTOL, harness.ATOL)):
+    """None when `got` equals `want` within `tol` (tests/e2e's), else what differs."""
+    try:
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=tol[0], atol=tol[1])
+    except AssertionError as exc:
+        lines = [line for line in str(exc).splitlines() if line.strip()]
+        return " ".join(lines[:3])
+    return None
+
+
+def training_difference(record):
+    """None when the static run's losses and parameters equal eager's, else what differs."""
+    static, eager = record["static"], record["eager"]
+    if "error" in static:
+        return static["error"]
+    diff = same(static["losses"], eager["losses"])
+    if diff:
+        return f"losses differ: {diff}"
+    for key, want in eager["params"].items():
+        diff = same(static["params"][key], want)
+        if diff:
+            return f"parameter {key} differs: {diff}"
+    return None
+
+
+class Checks:
+    def __init__(self):
+        self.passed = self.failed = 0
+
+    def check(self, label, problem):
+        if problem:
+            self.failed += 1
+            print(f"e2e-dist: FAIL {label}: {problem}")
+        else:
+            self.passed += 1
+            print(f"e2e-dist: ok   {label}")
+        return not problem
+
+
+def cross_rank(name, ranks):
+    """What must hold between the ranks of an eager run (the collectives are right)."""
+    eager = [r["models"][name]["eager"] for r in ranks]
+    if name == "tensor_parallel_mlp":  # every rank computes the loss of the whole sequence
+        diff = same(eager[1]["losses"], eager[0]["losses"])
+        return diff and f"rank 1's losses are not rank 0's: {diff}"
+    if name == "data_parallel_sync_bn":  # averaged gradients keep the replicas identical
+        for key, want in eager[0]["params"].items():
+            diff = same(eager[1]["params"][key], want)
+            if diff:
+                return f"the replicas of {key} differ after training: {diff}"
+        return None
+    if name == "expert_parallel_moe":  # the replicated gate stays replicated
+        for key in eager[0]["params"]:
+            if key.startswith("gate."):
+                diff = same(eager[1]["params"][key], eager[0]["params"][key])
+                if diff:
+                    return f"the replicas of {key} differ after training: {diff}"
+        return None
+    raise KeyError(name)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--bin", required=True)
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    version = paddle.__version__
+    checks = Checks()
+    original = os.path.join(HERE, "models.py")
+    transpiled = os.path.join(args.out, "models_p2s.py")
+    proc = subprocess.run([args.bin, original, "-o", transpiled], capture_output=True, text=True)
+    if not checks.check(f"{version}: pylayer2static models.py", proc.returncode and (proc.stderr or f"exit {proc.returncode}")):
+        return 1
+
+    runs = {}
+    for variant in ("p2s", "framework"):
+        ranks, problem = launch(variant, original, transpiled, args.out)
+        runtime = ranks and ranks[0]["runtime_loaded"]
+        if not problem and runtime != (variant == "p2s"):
+            problem = f"the runtime was {'' if runtime else 'not '}imported"
+        if checks.check(f"{version}: launch --nproc_per_node {NRANKS}, {variant}", problem):
+            runs[variant] = ranks
+
+    summary = {"paddle": version, "ir": "PIR" if version.startswith("3.") else "legacy Program IR", "models": {}}
+    for name in PYLAYER_OPS:
+        cells = {"covers": COVERS[name]}
+        p2s = runs.get("p2s")
+        if p2s:
+            ok = checks.check(f"{version} {name}: the ranks agree (eager)", cross_rank(name, p2s))
+            if "serial" in p2s[0]["models"][name]:
+                for rank, result in enumerate(p2s):
+                    record = result["models"][name]
+                    diff = same(record["eager"]["losses"], record["serial"]["losses"], SERIAL_TOLERANCE)
+                    ok &= checks.check(f"{version} {name} rank {rank}: eager losses equal the serial model's",
+                                       diff and f"losses differ: {diff}")
+            cells["eager"] = ("✅ runs, the ranks agree" + (", equals the serial model" if "serial" in
+                              p2s[0]["models"][name] else "")) if ok else "❌ wrong values"
+            problems = []
+            for rank, result in enumerate(p2s):
+                record = result["models"][name]
+                diff = training_difference(record)
+                if not diff and record["pylayer_ops"] != PYLAYER_OPS[name]:
+                    diff = f"{record['pylayer_ops']} pylayer ops in the program, expected {PYLAYER_OPS[name]}"
+                if not checks.check(f"{version} {name} rank {rank}: to_static (transpiled) equals eager", diff):
+                    problems.append(f"rank {rank}: {diff}")
+            ops = f"{PYLAYER_OPS[name]} pylayer op{'s' if PYLAYER_OPS[name] > 1 else ''}"
+            cells["p2s"] = (f"✅ losses and parameters equal on both ranks ({ops})"
+                            if not problems else "❌ " + "; ".join(problems))
+            if "jit" in p2s[0]["models"][name]:
+                problems = []
+                for rank, result in enumerate(p2s):
+                    jit = result["models"][name]["jit"]
+                    diff = jit.get("error") or same(jit["loaded"], jit["eager"]) or same(jit["static"], jit["eager"])
+                    if not diff and jit["pylayer_ops"] < 1:
+                        diff = "the saved program holds no pylayer op"
+                    if not checks.check(f"{version} {name} rank {rank}: jit.save, jit.load equals eager", diff):
+                        problems.append(f"rank {rank}: {diff}")
+                cells["jit"] = ("✅ one export per rank; jit.load's outputs equal eager on both ranks"
+                                if not problems else "❌ " + "; ".join(problems))
+        framework = runs.get("framework")
+        if framework:  # recorded, not checked: the framework's own path is what it is
+            diffs = [training_difference(r["models"][name]) for r in framework]
+            if not any(diffs):
+                cells["framework"] = "✅ losses and parameters equal on both ranks"
+            elif len(set(diffs)) == 1:
+                cells["framework"] = f"❌ {diffs[0]}"
+            else:
+                cells["framework"] = "❌ " + "; ".join(f"rank {i}: {d or 'equal'}" for i, d in enumerate(diffs))
+        summary["models"][name] = cells
+    with open(os.path.join(args.out, "summary.json"), "w", encoding="utf-8") as f:
+        json.dump(summary, f, indent=1, ensure_ascii=False)
+    print(f"e2e-dist: {checks.passed} passed, {checks.failed} failed")
+    return 1 if checks.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
