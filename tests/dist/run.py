@@ -84,9 +84,12 @@ def same(got, want, tol=(harness.RTOL, harness.ATOL)):
     return None
 
 
-def training_difference(record):
-    """None when the static run's losses and parameters equal eager's, else what differs."""
-    static, eager = record["static"], record["eager"]
+MODES = ("to_static", "sot")  # worker.py's STATIC_MODES: full_graph=True (AST) and False (SOT)
+
+
+def training_difference(record, mode):
+    """None when the `mode` run's losses and parameters equal eager's, else what differs."""
+    static, eager = record[mode], record["eager"]
     if "error" in static:
         return static["error"]
     diff = same(static["losses"], eager["losses"])
@@ -172,17 +175,18 @@ def main():
                                        diff and f"losses differ: {diff}")
             cells["eager"] = ("✅ runs, the ranks agree" + (", equals the serial model" if "serial" in
                               p2s[0]["models"][name] else "")) if ok else "❌ wrong values"
-            problems = []
-            for rank, result in enumerate(p2s):
-                record = result["models"][name]
-                diff = training_difference(record)
-                if not diff and record["pylayer_ops"] != PYLAYER_OPS[name]:
-                    diff = f"{record['pylayer_ops']} pylayer ops in the program, expected {PYLAYER_OPS[name]}"
-                if not checks.check(f"{version} {name} rank {rank}: to_static (transpiled) equals eager", diff):
-                    problems.append(f"rank {rank}: {diff}")
-            ops = f"{PYLAYER_OPS[name]} pylayer op{'s' if PYLAYER_OPS[name] > 1 else ''}"
-            cells["p2s"] = (f"✅ losses and parameters equal on both ranks ({ops})"
-                            if not problems else "❌ " + "; ".join(problems))
+            for mode in MODES:
+                problems = []
+                for rank, result in enumerate(p2s):
+                    record = result["models"][name]
+                    diff = training_difference(record, mode)
+                    if not diff and mode == "to_static" and record["pylayer_ops"] != PYLAYER_OPS[name]:
+                        diff = f"{record['pylayer_ops']} pylayer ops in the program, expected {PYLAYER_OPS[name]}"
+                    if not checks.check(f"{version} {name} rank {rank}: {mode} (transpiled) equals eager", diff):
+                        problems.append(f"rank {rank}: {diff}")
+                ops = f"{PYLAYER_OPS[name]} pylayer op{'s' if PYLAYER_OPS[name] > 1 else ''}"
+                cells[f"p2s {mode}"] = ("✅ equal on both ranks" + (f" ({ops})" if mode == "to_static" else "")
+                                        if not problems else "❌ " + "; ".join(problems))
             if "jit" in p2s[0]["models"][name]:
                 problems = []
                 for rank, result in enumerate(p2s):
@@ -192,17 +196,17 @@ def main():
                         diff = "the saved program holds no pylayer op"
                     if not checks.check(f"{version} {name} rank {rank}: jit.save, jit.load equals eager", diff):
                         problems.append(f"rank {rank}: {diff}")
-                cells["jit"] = ("✅ one export per rank; jit.load's outputs equal eager on both ranks"
+                cells["jit"] = ("✅ equal on both ranks (one export per rank)"
                                 if not problems else "❌ " + "; ".join(problems))
         framework = runs.get("framework")
-        if framework:  # recorded, not checked: the framework's own path is what it is
-            diffs = [training_difference(r["models"][name]) for r in framework]
+        for mode in MODES if framework else ():  # recorded, not checked: the framework's own path
+            diffs = [training_difference(r["models"][name], mode) for r in framework]
             if not any(diffs):
-                cells["framework"] = "✅ losses and parameters equal on both ranks"
+                cells[f"framework {mode}"] = "✅ equal on both ranks"
             elif len(set(diffs)) == 1:
-                cells["framework"] = f"❌ {diffs[0]}"
+                cells[f"framework {mode}"] = f"❌ {diffs[0]}"
             else:
-                cells["framework"] = "❌ " + "; ".join(f"rank {i}: {d or 'equal'}" for i, d in enumerate(diffs))
+                cells[f"framework {mode}"] = "❌ " + "; ".join(f"rank {i}: {d or 'equal'}" for i, d in enumerate(diffs))
         summary["models"][name] = cells
     with open(os.path.join(args.out, "summary.json"), "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=1, ensure_ascii=False)

@@ -20,8 +20,10 @@ DOC = os.path.join(REPO, "docs", "SUPPORT.md")
 NAME = "distributed"
 BEGIN = f"<!-- support-matrix {NAME} begin -->"
 END = f"<!-- support-matrix {NAME} end -->"
-COLUMNS = [("eager", "eager"), ("framework", "framework `to_static`"),
-           ("p2s", "pylayer2static `to_static`"), ("jit", "pylayer2static `jit.save` → `jit.load`")]
+COLUMNS = [("eager", "eager"),
+           ("framework to_static", "framework `to_static` (AST)"), ("framework sot", "framework `to_static` (SOT)"),
+           ("p2s to_static", "pylayer2static `to_static` (AST)"), ("p2s sot", "pylayer2static `to_static` (SOT)"),
+           ("jit", "pylayer2static `jit.save` → `jit.load`")]
 
 
 def _version_key(summary):
@@ -41,9 +43,12 @@ def render(summaries):
         "version; do not edit by hand. `make e2e-dist` runs it again and fails when this table",
         "differs. Each model of `tests/dist/models.py` trains 3 SGD steps under",
         "`python -m paddle.distributed.launch --nproc_per_node 2` on CPU (gloo), eagerly and under",
-        "`paddle.jit.to_static(full_graph=True)`; a cell is ✅ when both ranks' losses and final",
-        "parameters equal eager's (rtol 1e-6, atol 1e-7). **framework `to_static`** is the",
-        "untranspiled module under to_static, in a launch that never imports the runtime.",
+        "`paddle.jit.to_static` with `full_graph=True` (AST) and `full_graph=False` (SOT, the default",
+        "of a plain `@to_static`); a cell is ✅ when both ranks' losses and final parameters equal",
+        "eager's (rtol 1e-6, atol 1e-7). **framework** is the untranspiled module, in a launch that",
+        "never imports the runtime; **pylayer2static** the transpiled one. `jit.save` → `jit.load`:",
+        "each rank exports its trained AST model and loads it back; outputs compared with eager.",
+        "Background, and what works on which version: README.md, \"Distributed training\".",
         "",
     ]
     for summary in sorted(summaries, key=_version_key, reverse=True):

@@ -4,7 +4,7 @@
         --variant p2s --original tests/dist/models.py --transpiled OUT/models_p2s.py --out OUT/p2s
 
 Trains every model of models.py for a few SGD steps eagerly (the original module) and under
-`paddle.jit.to_static(full_graph=True)` — the transpiled module (`--variant p2s`), or the
+`paddle.jit.to_static`, `full_graph=True` (AST) and `False` (SOT) — the transpiled module (`--variant p2s`), or the
 original one, i.e. the framework's own dy2static PyLayer path (`--variant framework`, which
 never imports the runtime) — and writes this rank's losses and final parameters to
 OUT/rank<N>.json. The p2s variant also saves each trained to_static model with
@@ -66,23 +66,31 @@ def train(cls, wrap):
     return model, fn, {"losses": losses, "params": params}
 
 
-def to_static(model):
-    return paddle.jit.to_static(model, full_graph=True)
+STATIC_MODES = {  # the two paths of paddle.jit.to_static
+    "to_static": lambda model: paddle.jit.to_static(model, full_graph=True),  # AST
+    "sot": lambda model: paddle.jit.to_static(model, full_graph=False),  # bytecode, @to_static's default
+}
 
 
 def run_model(original, static_module, name):
+    """Eager (and the serial reference), then each static mode; the record and, when
+    to_static trained, the eager and to_static models."""
     record = {}
     eager_model, _, record["eager"] = train(original.MODELS[name], lambda m: m)
     if name in original.SERIAL:
         record["serial"] = train(original.SERIAL[name], lambda m: m)[2]
-    try:
-        static_model, fn, record["static"] = train(static_module.MODELS[name], to_static)
-        record["pylayer_ops"] = harness.count_pylayer_ops(fn.forward.concrete_program.main_program)
-    except Exception as exc:  # noqa: BLE001 - recorded for the side-by-side table
-        traceback.print_exc()
-        record["static"] = {"error": error_summary(exc)}
-        return record, None
-    return record, (eager_model, static_model)
+    trained = None
+    for mode, wrap in STATIC_MODES.items():
+        try:
+            static_model, fn, record[mode] = train(static_module.MODELS[name], wrap)
+        except Exception as exc:  # noqa: BLE001 - recorded for the side-by-side table
+            traceback.print_exc()
+            record[mode] = {"error": error_summary(exc)}
+            continue
+        if mode == "to_static":
+            record["pylayer_ops"] = harness.count_pylayer_ops(fn.forward.concrete_program.main_program)
+            trained = (eager_model, static_model)
+    return record, trained
 
 
 def save_and_load(name, eager_model, static_model, out_dir):
@@ -123,7 +131,9 @@ def main():
         if args.variant == "p2s" and trained is not None:
             record["jit"] = save_and_load(name, *trained, args.out)
         result["models"][name] = record
-        print(f"rank {rank} {name}: eager losses {record['eager']['losses']}, static {record['static'].get('losses', record['static'].get('error'))}", flush=True)
+        for mode in STATIC_MODES:
+            print(f"rank {rank} {name} {mode}: {record[mode].get('losses', record[mode].get('error'))}, "
+                  f"eager {record['eager']['losses']}", flush=True)
     result["runtime_loaded"] = "pylayer2static_runtime" in sys.modules
     with open(os.path.join(args.out, f"rank{rank}.json"), "w") as f:
         json.dump(result, f)
