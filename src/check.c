@@ -47,9 +47,10 @@ typedef struct {
     Array(unsigned char) subclassed;   /* per class: a class of the file derives from it */
     Array(unsigned char) applied;      /* per class: a `.apply` of the file names it */
     Array(Emitted) emitted;      /* (code, span) already reported: shared bases are seen twice */
-    Array(struct Method *) methods;  /* every forward/backward looked at, each collected once:
-                                        a base's are shared by its subclasses and every site */
-    P2sNameSet method_at;        /* "f<start byte>" / "b<start byte>" of a def -> index in methods */
+    Array(struct Method *) methods;  /* every forward/backward looked at, each collected once
+                                        (a base's are shared by its subclasses and every site):
+                                        2 * owner class + 0 / 1 for forward / backward, then
+                                        the two absent ones; NULL until asked for */
 } Checker;
 
 typedef Array(TSNode) NodeList;
@@ -78,9 +79,9 @@ typedef struct Method {
     NodeList params;             /* parameter nodes after ctx */
     NodeList returns;            /* return statements of this function (not nested ones) */
     NodeList ctx_calls;          /* calls `ctx.<method from the table>(...)`, not in nested defs */
-    Array(size_t) ctx_call_at;   /* each one's index in body */
+    Array(unsigned char) ctx_call_straight;  /* each one lies on the straight-line path */
     NodeList tensors;            /* identifiers certainly bound to a Tensor */
-    Body body;                   /* the nodes of its body, collected once */
+    NodeList calls;              /* every call in its body, nested ones too (the hazards) */
     bool ctx_escapes;            /* ctx is used other than as `ctx.attr` (passed on, aliased) */
     bool mentions_save;          /* some `.save_for_backward`-like attribute appears anywhere */
     bool generator;              /* contains yield: returns say nothing about outputs */
@@ -230,7 +231,7 @@ static void check__emit(Checker *ck, const char *code, P2sSpan span, const char 
 static void check__flat_text(const Checker *ck, TSNode node, P2sStrbuf *out)
 {
     bool space = false;
-    for (uint32_t i = ts_node_start_byte(node); i < ts_node_end_byte(node); i++) {
+    for (uint32_t i = ts_node_start_byte(node), end = ts_node_end_byte(node); i < end; i++) {
         char c = ck->src->bytes[i];
         if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\\') {
             space = true;
@@ -471,17 +472,37 @@ static size_t check__bindings(const Checker *ck, const Body *body, TSNode name)
     return count;
 }
 
-static void check__add_tensor(const Checker *ck, Method *m, TSNode name, size_t allowed_bindings)
+/* Whether the call at index `at` of the body lies on its straight-line path (the body itself,
+ * `with` bodies): `ctx.save_for_backward` called twice there replaces what the first call
+ * saved (P2S109). Calls under if/for/try may be alternatives, so they do not count. */
+static bool check__straight_line(const Body *body, size_t at)
 {
-    if (check__type_is(name, P2S_KIND_IDENTIFIER) && check__bindings(ck, &m->body, name) <= allowed_bindings)
+    size_t node = body->parent.contents[at];
+    if (node == CHECK_ROOT || body->kind.contents[node] != P2S_KIND_EXPRESSION_STATEMENT)
+        return false;
+    for (;;) {
+        size_t block = body->parent.contents[node];
+        if (block == CHECK_ROOT)
+            return true;   /* a statement of the method's own body */
+        if (body->kind.contents[block] != P2S_KIND_BLOCK)
+            return false;
+        size_t owner = body->parent.contents[block];
+        if (owner == CHECK_ROOT || body->kind.contents[owner] != P2S_KIND_WITH_STATEMENT)
+            return false;
+        node = owner;
+    }
+}
+
+static void check__add_tensor(const Checker *ck, Method *m, const Body *body, TSNode name, size_t allowed_bindings)
+{
+    if (check__type_is(name, P2S_KIND_IDENTIFIER) && check__bindings(ck, body, name) <= allowed_bindings)
         array_push(&m->tensors, name);
 }
 
 /* Names a `x, y = ctx.saved_tensor()` or `x = ctx.saved_tensor()[0]` binds to Tensors; the
  * call is node `at` of the body. */
-static void check__saved_targets(const Checker *ck, Method *m, size_t at)
+static void check__saved_targets(const Checker *ck, Method *m, const Body *body, size_t at)
 {
-    const Body *body = &m->body;
     TSNode value = body->nodes.contents[at], up = check__body_parent(body, at);
     bool indexed = false;
     if (check__type_is(up, P2S_KIND_SUBSCRIPT) && ts_node_eq(p2s_child(up, P2S_FIELD_VALUE), value) &&
@@ -495,7 +516,7 @@ static void check__saved_targets(const Checker *ck, Method *m, size_t at)
         return;
     TSNode left = p2s_child(up, P2S_FIELD_LEFT);
     if (indexed) {
-        check__add_tensor(ck, m, left, 1);
+        check__add_tensor(ck, m, body, left, 1);
         return;
     }
     if (!check__type_is(left, P2S_KIND_PATTERN_LIST) && !check__type_is(left, P2S_KIND_TUPLE_PATTERN) &&
@@ -503,7 +524,7 @@ static void check__saved_targets(const Checker *ck, Method *m, size_t at)
         return;
     uint32_t n = ts_node_named_child_count(left);
     for (uint32_t i = 0; i < n; i++)
-        check__add_tensor(ck, m, ts_node_named_child(left, i), 1);
+        check__add_tensor(ck, m, body, ts_node_named_child(left, i), 1);
 }
 
 static void check__method_init(Checker *ck, Method *m, TSNode def, TSNode stmt, size_t owner,
@@ -533,11 +554,14 @@ static void check__method_init(Checker *ck, Method *m, TSNode def, TSNode stmt, 
     }
     const P2sCtxMethod *save = p2s_rules_ctx_role(ck->rules, P2S_CTX_SAVE);
     const P2sCtxMethod *load = p2s_rules_ctx_role(ck->rules, P2S_CTX_LOAD);
-    check__body_collect(p2s_child(def, P2S_FIELD_BODY), &m->body);
-    const Body *body = &m->body;
+    Body collected;
+    check__body_collect(p2s_child(def, P2S_FIELD_BODY), &collected);
+    const Body *body = &collected;
     for (size_t i = 0; i < body->nodes.size; i++) {
         TSNode node = body->nodes.contents[i];
         P2sKind kind = (P2sKind)body->kind.contents[i];
+        if (kind == P2S_KIND_CALL)
+            array_push(&m->calls, node);
         if (kind == P2S_KIND_YIELD)
             m->generator = true;
         if (kind == P2S_KIND_ATTRIBUTE && save &&
@@ -562,32 +586,33 @@ static void check__method_init(Checker *ck, Method *m, TSNode def, TSNode stmt, 
         if (!cm)
             continue;
         array_push(&m->ctx_calls, node);
-        array_push(&m->ctx_call_at, i);
+        array_push(&m->ctx_call_straight, (unsigned char)check__straight_line(body, i));
         TSNode args = p2s_child(node, P2S_FIELD_ARGUMENTS);
         uint32_t na = ts_node_named_child_count(args);
         if (cm == save)
             for (uint32_t k = 0; k < na; k++)
-                check__add_tensor(ck, m, ts_node_named_child(args, k), 1);
+                check__add_tensor(ck, m, body, ts_node_named_child(args, k), 1);
         if (cm == load)
-            check__saved_targets(ck, m, i);
+            check__saved_targets(ck, m, body, i);
     }
     /* backward's gradient parameters are Tensors (or None) as long as nothing rebinds them. */
     for (size_t i = 0; bit == P2S_IN_BACKWARD && i < m->params.size; i++) {
         TSNode name = check__param_name(m->params.contents[i]);
         if (p2s_node_present(name) && !check__param_has_default(m->params.contents[i]))
-            check__add_tensor(ck, m, name, 0);
+            check__add_tensor(ck, m, body, name, 0);
     }
+    check__body_release(&collected);   /* what the checks need of it is kept above */
 }
 
 static void check__method_release(Method *m)
 {
     array_delete(&m->decorators);
-    array_delete(&m->ctx_call_at);
+    array_delete(&m->ctx_call_straight);
+    array_delete(&m->calls);
     array_delete(&m->params);
     array_delete(&m->returns);
     array_delete(&m->ctx_calls);
     array_delete(&m->tensors);
-    check__body_release(&m->body);
 }
 
 /* forward (bit P2S_IN_FORWARD) or backward of a class, collected the first time any class or
@@ -597,17 +622,15 @@ static const Method *check__method(Checker *ck, size_t index, unsigned bit)
     const P2sPyLayerClass *cls = check__class(ck, index);
     bool fwd = bit == P2S_IN_FORWARD;
     TSNode def = fwd ? cls->forward : cls->backward;
-    char key[24];
-    int len = p2s_node_present(def) ? snprintf(key, sizeof key, "%c%u", fwd ? 'f' : 'b', ts_node_start_byte(def))
-                                     : snprintf(key, sizeof key, "%c-", fwd ? 'f' : 'b');
-    size_t at;
-    if (p2s_nameset_get(&ck->method_at, key, (size_t)len, &at))
-        return ck->methods.contents[at];
-    Method *m = p2s_malloc(sizeof *m);
-    check__method_init(ck, m, def, fwd ? cls->forward_stmt : cls->backward_stmt,
-                       fwd ? cls->forward_owner : cls->backward_owner, fwd ? "forward" : "backward", bit);
-    p2s_nameset_put(&ck->method_at, key, (size_t)len, ck->methods.size);
-    array_push(&ck->methods, m);
+    size_t owner = fwd ? cls->forward_owner : cls->backward_owner;
+    size_t slot = 2 * (p2s_node_present(def) ? owner : ck->found->classes.size) + !fwd;
+    Method *m = ck->methods.contents[slot];
+    if (m)
+        return m;
+    m = p2s_malloc(sizeof *m);
+    check__method_init(ck, m, def, fwd ? cls->forward_stmt : cls->backward_stmt, owner,
+                       fwd ? "forward" : "backward", bit);
+    ck->methods.contents[slot] = m;
     return m;
 }
 
@@ -799,27 +822,6 @@ static void check__allowed_text(unsigned allowed, P2sStrbuf *out)
         p2s_strbuf_adds(out, allowed & P2S_IN_FORWARD ? "forward" : "backward");
 }
 
-/* `ctx.save_for_backward` called twice on forward's straight-line path (its body, `with`
- * bodies): the second call replaces what the first saved. Calls under if/for/try may be
- * alternatives, so they do not count. */
-static bool check__straight_line(const Body *body, size_t at)
-{
-    size_t node = body->parent.contents[at];
-    if (node == CHECK_ROOT || body->kind.contents[node] != P2S_KIND_EXPRESSION_STATEMENT)
-        return false;
-    for (;;) {
-        size_t block = body->parent.contents[node];
-        if (block == CHECK_ROOT)
-            return true;   /* a statement of the method's own body */
-        if (body->kind.contents[block] != P2S_KIND_BLOCK)
-            return false;
-        size_t owner = body->parent.contents[block];
-        if (owner == CHECK_ROOT || body->kind.contents[owner] != P2S_KIND_WITH_STATEMENT)
-            return false;
-        node = owner;
-    }
-}
-
 /* P2S107 / P2S108 / P2S109. */
 static void check__ctx_calls(Checker *ck, const Method *f, const Method *b, const char *cls_name)
 {
@@ -842,7 +844,7 @@ static void check__ctx_calls(Checker *ck, const Method *f, const Method *b, cons
                 const char *kv[] = {"method", method.buf, "where", m->where, "allowed", allowed.buf};
                 check__emit(ck, "P2S108", p2s_node_span(call), kv, 3);
             }
-            if (cm != save || m->bit != P2S_IN_FORWARD || !check__straight_line(&m->body, m->ctx_call_at.contents[i]))
+            if (cm != save || m->bit != P2S_IN_FORWARD || !m->ctx_call_straight.contents[i])
                 continue;
             if (ts_node_is_null(first_save)) {
                 first_save = call;
@@ -887,10 +889,8 @@ static void check__hazards(Checker *ck, const Method *m)
         return;
     P2sStrbuf text;
     p2s_strbuf_init(&text);
-    for (size_t i = 0; i < m->body.nodes.size; i++) {
-        TSNode call = m->body.nodes.contents[i];
-        if (m->body.kind.contents[i] != P2S_KIND_CALL)
-            continue;
+    for (size_t i = 0; i < m->calls.size; i++) {
+        TSNode call = m->calls.contents[i];
         TSNode fn = p2s_child(call, P2S_FIELD_FUNCTION), args = p2s_child(call, P2S_FIELD_ARGUMENTS);
         const P2sHazard *h = NULL;
         if (check__type_is(fn, P2S_KIND_ATTRIBUTE)) {
@@ -988,6 +988,16 @@ static void check__accepted(const Checker *ck, const Method *f, P2sStrbuf *out)
         p2s_strbuf_adds(out, "no arguments");
 }
 
+/* The class's name and what forward accepts, for a site's message: made only when one fires. */
+static void check__site_texts(const Checker *ck, size_t index, const Method *f, P2sStrbuf *name,
+                              P2sStrbuf *accepted)
+{
+    if (name->len)
+        return;
+    check__class_name(ck, index, name);
+    check__accepted(ck, f, accepted);
+}
+
 static void check__site(Checker *ck, P2sApplySite *site)
 {
     if (site->class_index == P2S_SITE_EXTERNAL)
@@ -1007,8 +1017,6 @@ static void check__site(Checker *ck, P2sApplySite *site)
     p2s_strbuf_init(&text);
     if (!check__signature_of(f, &sig))
         goto done;
-    check__class_name(ck, site->class_index, &name);
-    check__accepted(ck, f, &accepted);
 
     TSNode args = p2s_child(site->call, P2S_FIELD_ARGUMENTS);
     uint32_t n = ts_node_named_child_count(args);
@@ -1040,6 +1048,7 @@ static void check__site(Checker *ck, P2sApplySite *site)
         else
             snprintf(expected, sizeof expected, "from %zu to %zu", required_positional, capacity);
         snprintf(given, sizeof given, "%zu", positional.size);
+        check__site_texts(ck, site->class_index, f, &name, &accepted);
         const char *kv[] = {"class", name.buf, "expected", expected, "given", given, "accepted", accepted.buf};
         P2sSpan span = p2s_span(ts_node_start_byte(positional.contents[capacity]),
                                 ts_node_end_byte(positional.contents[positional.size - 1]));
@@ -1054,15 +1063,20 @@ static void check__site(Checker *ck, P2sApplySite *site)
         for (size_t k = 0; k < sig.params.size && !match; k++)
             if (sig.params.contents[k].kind != PARAM_POSITIONAL_ONLY && check__same_text(ck, key, sig.params.contents[k].name))
                 match = &sig.params.contents[k];
+        if (match && !match->filled) {
+            match->filled = true;
+            continue;
+        }
+        if (!match && sig.var_keyword)
+            continue;
         p2s_strbuf_reset(&text);
         p2s_strbuf_add(&text, ck->src->bytes + ts_node_start_byte(key), ts_node_end_byte(key) - ts_node_start_byte(key));
+        check__site_texts(ck, site->class_index, f, &name, &accepted);
         const char *kv[] = {"class", name.buf, "name", text.buf, "accepted", accepted.buf};
-        if (!match && !sig.var_keyword)
+        if (!match)
             check__emit(ck, "P2S110", p2s_node_span(key), kv, 3);
-        else if (match && match->filled)
+        else
             check__emit(ck, "P2S113", p2s_node_span(a), kv, 3);
-        else if (match)
-            match->filled = true;
     }
     for (size_t k = 0; k < sig.params.size && !list_splat && !dict_splat; k++) {
         const Param *p = &sig.params.contents[k];
@@ -1070,6 +1084,7 @@ static void check__site(Checker *ck, P2sApplySite *site)
             continue;
         p2s_strbuf_reset(&text);
         p2s_strbuf_add(&text, ck->src->bytes + ts_node_start_byte(p->name), ts_node_end_byte(p->name) - ts_node_start_byte(p->name));
+        check__site_texts(ck, site->class_index, f, &name, &accepted);
         const char *kv[] = {"class", name.buf, "name", text.buf, "accepted", accepted.buf};
         check__emit(ck, "P2S112", p2s_node_span(args), kv, 3);
         break;
@@ -1260,6 +1275,8 @@ size_t p2s_check(const P2sSource *src, P2sFindings *found,
     ck.rules = rules;
     ck.sink = &local;
     check__index_classes(&ck);
+    for (size_t i = 0; i < 2 * (found->classes.size + 1); i++)
+        array_push(&ck.methods, NULL);
     for (size_t i = 0; i < found->classes.size; i++)
         if (found->classes.contents[i].is_pylayer)
             check__pylayer(&ck, i);
@@ -1292,11 +1309,12 @@ size_t p2s_check(const P2sSource *src, P2sFindings *found,
     array_delete(&ck.subclassed);
     array_delete(&ck.applied);
     for (size_t i = 0; i < ck.methods.size; i++) {
+        if (!ck.methods.contents[i])
+            continue;
         check__method_release(ck.methods.contents[i]);
         p2s_free(ck.methods.contents[i]);
     }
     array_delete(&ck.methods);
-    p2s_nameset_release(&ck.method_at);
     p2s_nameset_release(&ck.by_qualname);
     p2s_nameset_release(&ck.by_name);
     return errors;

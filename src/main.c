@@ -228,6 +228,7 @@ static int main__run_file(const P2sOptions *opts, const P2sRules *rules, P2sRepo
         p2s_strbuf_add(&unit.out, src.bytes, src.len);
     } else if (status == P2S_TRANSPILE_OK) {
         p2s_unit_find(&unit, rules, NULL);
+        unit.drop_tree_when_verified = !opts->list;   /* only --list reads the findings after */
         status = p2s_unit_finish(&unit, rules);
     }
     p2s_report_file(report, name, &src, &unit.sink);

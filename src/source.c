@@ -13,6 +13,12 @@
 static void source__build_line_map(P2sSource *self)
 {
     array_push(&self->line_starts, (size_t)0);
+    if (!memchr(self->bytes, '\r', self->len)) {   /* the common case, at memchr's speed */
+        const char *end = self->bytes + self->len;
+        for (const char *nl = self->bytes; (nl = memchr(nl, '\n', (size_t)(end - nl))); nl++)
+            array_push(&self->line_starts, (size_t)(nl - self->bytes) + 1);
+        return;
+    }
     for (size_t i = 0; i < self->len; i++) {
         char c = self->bytes[i];
         if (c == '\n' || (c == '\r' && (i + 1 >= self->len || self->bytes[i + 1] != '\n')))

@@ -96,55 +96,108 @@ static TSPoint transpile__advance(TSPoint start, const char *text, size_t len)
     return start;
 }
 
-/* Tells tree of one edit in original coordinates: edits are told from the last to the first,
- * so the text before each is still the original's. */
-static void transpile__tell_edit(TSTree *tree, const Newlines *newlines, size_t start, size_t end,
-                                 const char *text, size_t len)
+/* Tells tree of the first `appended` bytes of the tail, then of the edits, grouped by line:
+ * edits whose original bytes between them hold no newline are told as one (the text between
+ * is parsed again anyway, being next to an edit), since each ts_tree_edit walks the siblings
+ * before it at every level. The appended bytes come first and the groups from the last to the
+ * first, so the text before each is still the original's; out holds the new text (the
+ * output), at the group's start shifted by the edits before it. */
+static void transpile__tell_edits(TSTree *tree, const P2sSource *src, const P2sPlan *plan,
+                                  const char *out, size_t appended)
 {
-    TSInputEdit edit;
-    edit.start_byte = (uint32_t)start;
-    edit.old_end_byte = (uint32_t)end;
-    edit.new_end_byte = (uint32_t)(start + len);
-    edit.start_point = transpile__point(newlines, start);
-    edit.old_end_point = transpile__point(newlines, end);
-    edit.new_end_point = transpile__advance(edit.start_point, text, len);
-    ts_tree_edit(tree, &edit);
-}
-
-/* The output must parse as cleanly as the input did: anything else is our bug. The input's
- * tree is told of the edits and reparsed incrementally, so only what changed is parsed again. */
-static int transpile__verify(const P2sUnit *unit, const P2sPlan *plan, const P2sStrbuf *output,
-                             P2sDiagSink *sink)
-{
-    const P2sSource *src = unit->src;
-    P2sSource out_src;
-    P2sDiagSink scratch;
-    p2s_source_view(&out_src, src->name, output->buf, output->len);
-    p2s_diag_sink_init(&scratch);
+    typedef struct {
+        size_t start, end, out_start, out_end;
+    } Group;
+    Array(Group) groups = {0};
     Newlines newlines = {0};
     transpile__newlines(src, &newlines);
-    TSTree *old = ts_tree_copy(unit->tree);
-    transpile__tell_edit(old, &newlines, src->len, src->len, plan->tail.buf, plan->tail.len);
-    for (size_t i = plan->edits.size; i-- > 0;) {
+    TSInputEdit end;
+    end.start_byte = end.old_end_byte = (uint32_t)src->len;
+    end.new_end_byte = (uint32_t)(src->len + appended);
+    end.start_point = end.old_end_point = transpile__point(&newlines, src->len);
+    end.new_end_point = transpile__advance(end.start_point, plan->tail.buf, appended);
+    ts_tree_edit(tree, &end);
+    size_t shift = 0;   /* output offset - input offset, before the current edit */
+    for (size_t i = 0; i < plan->edits.size; i++) {
         const P2sEdit *e = &plan->edits.contents[i];
-        transpile__tell_edit(old, &newlines, e->start, e->end, e->text, strlen(e->text));
+        size_t len = strlen(e->text);
+        Group *last = groups.size ? array_back(&groups) : NULL;
+        if (last && !memchr(src->bytes + last->end, '\n', e->start - last->end)) {
+            last->end = e->end;
+            last->out_end = e->start + shift + len;
+        } else {
+            Group g = {e->start, e->end, e->start + shift, e->start + shift + len};
+            array_push(&groups, g);
+        }
+        shift = shift + len - (e->end - e->start);
     }
+    for (size_t i = groups.size; i-- > 0;) {
+        const Group *g = &groups.contents[i];
+        TSInputEdit edit;
+        edit.start_byte = (uint32_t)g->start;
+        edit.old_end_byte = (uint32_t)g->end;
+        edit.new_end_byte = (uint32_t)(g->start + (g->out_end - g->out_start));
+        edit.start_point = transpile__point(&newlines, g->start);
+        edit.old_end_point = transpile__point(&newlines, g->end);
+        edit.new_end_point = transpile__advance(edit.start_point, out + g->out_start, g->out_end - g->out_start);
+        ts_tree_edit(tree, &edit);
+    }
+    array_delete(&groups);
     array_delete(&newlines);
-    TSTree *tree = p2s_parse_incremental(&out_src, old, &scratch);
+}
+
+/* Parses output[from, to) as a source of its own; the first syntax error, if any, becomes an
+ * internal error (P2S900) with its position in the whole output. old is a tree of an earlier
+ * text already told of the edits, or NULL. */
+static int transpile__parses(const P2sSource *src, const P2sStrbuf *output, size_t from, size_t to,
+                             const TSTree *old, P2sDiagSink *sink)
+{
+    P2sSource part;
+    P2sDiagSink scratch;
+    p2s_source_view(&part, src->name, output->buf + from, to - from);
+    p2s_diag_sink_init(&scratch);
+    ts_tree_delete(p2s_parse_incremental(&part, old, &scratch));
     int rc = 0;
     if (scratch.errors > 0) {
-        const P2sDiag *first = &scratch.items.contents[0];
+        P2sSource whole;
+        p2s_source_view(&whole, src->name, output->buf, output->len);
         size_t line, col;
-        p2s_source_position(&out_src, first->span.start, &line, &col);
+        p2s_source_position(&whole, from + scratch.items.contents[0].span.start, &line, &col);
         p2s_diag_emit_file(sink, P2S_ERROR, "P2S900",
                            "internal error: the transpiled output does not parse (%s at output line %zu:%zu); nothing was written; please report this input",
-                           first->message, line, col);
+                           scratch.items.contents[0].message, line, col);
+        p2s_source_release(&whole);
         rc = -1;
     }
-    ts_tree_delete(tree);
-    ts_tree_delete(old);
     p2s_diag_sink_release(&scratch);
-    p2s_source_release(&out_src);
+    p2s_source_release(&part);
+    return rc;
+}
+
+/* The output must parse as cleanly as the input did: anything else is our bug. It is parsed in
+ * two parts. The user's code with its edits and the blank lines that open the generated tail:
+ * the input's tree is told of the edits and reparsed incrementally, so only what changed is
+ * parsed again. Then the rest of the tail, which starts a line at column 0 after blank lines:
+ * nothing of the part before (no bracket or string left open, no pending line continuation,
+ * since that part parsed alone; indentation closes before a statement at column 0) can change
+ * how it parses, so parsing it alone decides as parsing the whole would. In between, the
+ * input's tree is dropped when the unit may (drop_tree_when_verified): a big file then never
+ * has the input's tree and the tail's alive at once. */
+static int transpile__verify(P2sUnit *unit, const P2sPlan *plan, const P2sStrbuf *output, P2sDiagSink *sink)
+{
+    const P2sSource *src = unit->src;
+    size_t tail_at = output->len - plan->tail.len;
+    size_t split = tail_at + strspn(plan->tail.buf, "\r\n");
+    /* A tree told of edits copies every shared node on the way to them: the unit's own tree
+     * is edited when it is dropped after, a copy otherwise. */
+    TSTree *old = unit->drop_tree_when_verified ? unit->tree : ts_tree_copy(unit->tree);
+    if (unit->drop_tree_when_verified)
+        unit->tree = NULL;
+    transpile__tell_edits(old, src, plan, output->buf, split - tail_at);
+    int rc = transpile__parses(src, output, 0, split, old, sink);
+    ts_tree_delete(old);
+    if (rc == 0 && split < output->len)
+        rc = transpile__parses(src, output, split, output->len, NULL, sink);
     return rc;
 }
 

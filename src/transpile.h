@@ -43,6 +43,11 @@ typedef struct {
     bool changed;               /* out differs from the input */
     bool lint_only;             /* finish checks and plans but makes no output (no emit, no
                                    verify): the language server's diagnostics on each change */
+    bool drop_tree_when_verified;  /* finish frees the tree once the user's code in the output is
+                                   verified, before the generated tail is parsed, so a big file's
+                                   two trees are never alive at once; the findings stay, but
+                                   their nodes must not be read again. For callers that read
+                                   neither afterwards */
 } P2sUnit;
 
 void p2s_unit_init(P2sUnit *self, const P2sSource *src);

@@ -376,6 +376,7 @@ static void tree__resolve_across_modules(Tree *t)
 /* Finishes a found module; notes which of its exports are left as written. */
 static void tree__finish(Tree *t, Entry *e)
 {
+    e->unit.drop_tree_when_verified = !t->opts->list;
     e->status = p2s_unit_finish(&e->unit, t->rules);
     const P2sFindings *found = &e->unit.found;
     p2s_strings_release(&e->as_written);
