@@ -1,6 +1,7 @@
-"""The runtime's `dist.all_gather(tensor_list, x)` for PIR programs (collectives.py), built in
-one process that says it has 2 ranks (the legacy IR refuses fewer at build time): running it
-needs the ranks, which tests/dist (`make e2e-dist`) has."""
+"""The runtime's list forms of `dist.all_gather` and `dist.alltoall` for PIR programs
+(collectives.py), built in one process that says it has 2 ranks (the legacy IR refuses fewer
+at build time): running them needs the ranks, which tests/dist (`make e2e-dist`) has for
+all_gather (gloo has no all_to_all: see README.md, "Distributed training")."""
 import importlib
 
 import paddle
@@ -10,7 +11,33 @@ import pytest
 import pylayer2static_runtime  # noqa: F401  (installs the collectives)
 
 PIR = paddle.__version__.startswith("3.")
-STATIC_ALL_GATHER = importlib.import_module("paddle.distributed.communication.stream.all_gather")
+STREAM = "paddle.distributed.communication.stream"
+
+
+def _all_gather(x):
+    parts = [x]  # all_gather replaces what the list holds
+    dist.all_gather(parts, x)
+    return parts
+
+
+def _alltoall(x):
+    out = []
+    if PIR:
+        dist.alltoall(out, [x, x])
+    else:  # paddle 2.6.2: alltoall(in_tensor_list, out_tensor_list)
+        dist.alltoall([x, x], out)
+    return out
+
+
+COLLECTIVES = {  # name: (call, op built in PIR, op built in the legacy IR)
+    "all_gather": (_all_gather, "pd_op.all_gather", "c_allgather"),
+    "alltoall": (_alltoall, "pd_op.all_to_all", "alltoall"),
+}
+
+
+@pytest.fixture
+def two_ranks(monkeypatch):
+    monkeypatch.setattr(dist, "get_world_size", lambda group=None: 2)
 
 
 def _ops(program):
@@ -19,41 +46,32 @@ def _ops(program):
     return [op.type for op in program.global_block().ops]
 
 
-def _build(shape):
-    """A static program all-gathering a `shape` input into a list; (program, list)."""
+@pytest.mark.parametrize("name", sorted(COLLECTIVES))
+@pytest.mark.parametrize("shape", [[2, 3], []], ids=["2-D", "0-D"])
+def test_list_form_builds(name, shape, two_ranks):
+    call, pir_op, legacy_op = COLLECTIVES[name]
     paddle.enable_static()
     try:
         main, startup = paddle.static.Program(), paddle.static.Program()
         with paddle.static.program_guard(main, startup):
-            x = paddle.static.data("x", shape, "float32")
-            parts = [x]  # all_gather replaces what the list holds
-            dist.all_gather(parts, x)
-        return main, parts
+            parts = call(paddle.static.data("x", shape, "float32"))
     finally:
         paddle.disable_static()
-
-
-@pytest.fixture
-def two_ranks(monkeypatch):
-    monkeypatch.setattr(dist, "get_world_size", lambda group=None: 2)
-
-
-@pytest.mark.parametrize("shape", [[2, 3], []], ids=["2-D", "0-D"])
-def test_all_gather_into_list_builds(shape, two_ranks):
-    main, parts = _build(shape)
     assert [list(part.shape) for part in parts] == [shape, shape]
-    assert ("pd_op.all_gather" if PIR else "c_allgather") in _ops(main)
+    assert (pir_op if PIR else legacy_op) in _ops(main)
 
 
-@pytest.mark.skipif(not PIR, reason="the legacy IR builds the list form itself")
-def test_framework_function_fails_in_pir(two_ranks):
-    """What the runtime replaces: paddle 3.3.1's own function builds a legacy op in a PIR program."""
-    legacy = STATIC_ALL_GATHER._all_gather_in_static_mode._p2s_legacy
+@pytest.mark.skipif(not PIR, reason="the legacy IR builds the list forms itself")
+@pytest.mark.parametrize("module, args", [("all_gather", lambda x: ([], x, None, True)),
+                                          ("all_to_all", lambda x: ([], [x, x], None, True, False))])
+def test_framework_function_fails_in_pir(module, args, two_ranks):
+    """What the runtime replaces: paddle 3.3.1's own functions build legacy ops in a PIR program."""
+    function = getattr(importlib.import_module(f"{STREAM}.{module}"), f"_{module}_in_static_mode")
     paddle.enable_static()
     try:
         with paddle.static.program_guard(paddle.static.Program(), paddle.static.Program()):
             x = paddle.static.data("x", [2, 3], "float32")
-            with pytest.raises(TypeError, match="in operator all_gather should be one of"):
-                legacy([], x, None, True)
+            with pytest.raises(TypeError, match=f"in operator {module} should be one of"):
+                function._p2s_legacy(*args(x))
     finally:
         paddle.disable_static()
