@@ -297,6 +297,7 @@ typedef struct {
     NodeKind kind;
     size_t opens;     /* class or function: the scope its body opens */
     bool pushed;      /* this node pushed a scope on the stack */
+    bool skips;       /* the walk goes round what is under it (find__skips) */
 } Frame;
 
 typedef Array(Frame) Frames;
@@ -374,7 +375,6 @@ static void find__enter(Finder *f, Frames *frames)
     case KIND_FUNCTION:
         find__bind(f, scope, p2s_child(node, P2S_FIELD_NAME), ts_node_end_byte(node), BIND_OTHER);
         self->opens = find__new_scope(f, SCOPE_FUNCTION, node, scope);
-        find__bind_parameters(f, self->opens, p2s_child(node, P2S_FIELD_PARAMETERS));
         break;
     case KIND_LAMBDA: {
         size_t inner = find__new_scope(f, SCOPE_FUNCTION, node, scope);
@@ -392,6 +392,10 @@ static void find__enter(Finder *f, Frames *frames)
             array_push(&f->stack, parent->opens);
             self->pushed = true;
         }
+        /* A function's parameters matter only to what its body holds: a body the walk goes
+         * round has no name looked up in it, so they are bound only when the body is walked. */
+        if (parent && parent->kind == KIND_FUNCTION && !self->skips)
+            find__bind_parameters(f, parent->opens, p2s_child(parent->node, P2S_FIELD_PARAMETERS));
         break;
     }
     case KIND_ASSIGNMENT:
@@ -434,21 +438,6 @@ static void find__enter(Finder *f, Frames *frames)
     }
 }
 
-static void find__push_frame(Frames *frames, TSNode node, const KindTable *kinds)
-{
-    TSSymbol sym = ts_node_symbol(node);
-    Frame frame = {node, sym < kinds->size ? (NodeKind)kinds->contents[sym] : KIND_OTHER, FIND_NO_SCOPE, false};
-    array_push(frames, frame);
-}
-
-/* Leaves the top node: its scope, if it pushed one, ends with it. */
-static void find__pop_frame(Finder *f, Frames *frames)
-{
-    if (frames->contents[frames->size - 1].pushed)
-        f->stack.size--;
-    frames->size--;
-}
-
 static bool find__text_has(const Finder *f, TSNode node, const char *word)
 {
     uint32_t start = ts_node_start_byte(node), end = ts_node_end_byte(node);
@@ -472,24 +461,40 @@ static bool find__skips(const Finder *f, const Frames *frames)
     return false;
 }
 
+static void find__push_frame(const Finder *f, Frames *frames, TSNode node, const KindTable *kinds)
+{
+    TSSymbol sym = ts_node_symbol(node);
+    Frame frame = {node, sym < kinds->size ? (NodeKind)kinds->contents[sym] : KIND_OTHER, FIND_NO_SCOPE, false, false};
+    array_push(frames, frame);
+    array_back(frames)->skips = find__skips(f, frames);
+}
+
+/* Leaves the top node: its scope, if it pushed one, ends with it. */
+static void find__pop_frame(Finder *f, Frames *frames)
+{
+    if (frames->contents[frames->size - 1].pushed)
+        f->stack.size--;
+    frames->size--;
+}
+
 static void find__walk(Finder *f, TSNode root)
 {
     KindTable kinds = {0};
     Frames frames = {0};
     find__kind_table(ts_tree_language(f->tree), &kinds);
     TSTreeCursor cursor = ts_tree_cursor_new(root);
-    find__push_frame(&frames, root, &kinds);
+    find__push_frame(f, &frames, root, &kinds);
     find__enter(f, &frames);
     for (;;) {
-        if (!find__skips(f, &frames) && ts_tree_cursor_goto_first_child(&cursor)) {
-            find__push_frame(&frames, ts_tree_cursor_current_node(&cursor), &kinds);
+        if (!find__frame(&frames, 0)->skips && ts_tree_cursor_goto_first_child(&cursor)) {
+            find__push_frame(f, &frames, ts_tree_cursor_current_node(&cursor), &kinds);
             find__enter(f, &frames);
             continue;
         }
         for (;;) {
             find__pop_frame(f, &frames);
             if (ts_tree_cursor_goto_next_sibling(&cursor)) {
-                find__push_frame(&frames, ts_tree_cursor_current_node(&cursor), &kinds);
+                find__push_frame(f, &frames, ts_tree_cursor_current_node(&cursor), &kinds);
                 find__enter(f, &frames);
                 break;
             }

@@ -62,101 +62,44 @@ void p2s_unit_find(P2sUnit *self, const P2sRules *rules, const P2sModule *module
     p2s_find(self->src, self->tree, rules, module, &self->found);
 }
 
-/* Offsets of the source's '\n' bytes: tree-sitter points count rows at '\n' only, and
- * columns in bytes. */
-typedef Array(size_t) Newlines;
+/* Where the input splits into pieces that parse independently: 0, and the start of each
+ * top-level statement (not a comment) that begins a line at column 0 after a line that does
+ * not continue (no trailing backslash). At such a point the parser is where it is at the start
+ * of a file: every block is closed (a statement at column 0 follows), no bracket or string is
+ * open and no continuation pending (the piece before parsed without error), and a module is
+ * a sequence of statements. */
+typedef Array(size_t) Offsets;
 
-static void transpile__newlines(const P2sSource *src, Newlines *out)
+static void transpile__pieces(const P2sSource *src, TSNode root, Offsets *starts)
 {
-    for (const char *nl = src->bytes; (nl = memchr(nl, '\n', src->len - (size_t)(nl - src->bytes))); nl++)
-        array_push(out, (size_t)(nl - src->bytes));
-}
-
-static TSPoint transpile__point(const Newlines *newlines, size_t offset)
-{
-    size_t lo = 0, hi = newlines->size;  /* rows = newlines before offset */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (newlines->contents[mid] < offset)
-            lo = mid + 1;
-        else
-            hi = mid;
+    array_push(starts, (size_t)0);
+    TSTreeCursor cursor = ts_tree_cursor_new(root);
+    for (bool more = ts_tree_cursor_goto_first_child(&cursor); more; more = ts_tree_cursor_goto_next_sibling(&cursor)) {
+        TSNode stmt = ts_tree_cursor_current_node(&cursor);
+        size_t at = ts_node_start_byte(stmt);
+        if (!ts_node_is_named(stmt) || p2s_kind(stmt) == P2S_KIND_COMMENT || at == 0 ||
+            ts_node_start_point(stmt).column != 0 || src->bytes[at - 1] != '\n')
+            continue;
+        size_t eol = at - 1;
+        if (eol > 0 && src->bytes[eol - 1] == '\r')
+            eol--;
+        if (eol > 0 && src->bytes[eol - 1] == '\\')
+            continue;
+        array_push(starts, at);
     }
-    size_t line_start = lo ? newlines->contents[lo - 1] + 1 : 0;
-    TSPoint p = {(uint32_t)lo, (uint32_t)(offset - line_start)};
-    return p;
-}
-
-static TSPoint transpile__advance(TSPoint start, const char *text, size_t len)
-{
-    const char *last = memrchr(text, '\n', len);
-    for (const char *nl = text; nl && (nl = memchr(nl, '\n', len - (size_t)(nl - text))); nl++)
-        start.row++;
-    start.column = last ? (uint32_t)(len - (size_t)(last - text) - 1) : start.column + (uint32_t)len;
-    return start;
-}
-
-/* Tells tree of the first `appended` bytes of the tail, then of the edits, grouped by line:
- * edits whose original bytes between them hold no newline are told as one (the text between
- * is parsed again anyway, being next to an edit), since each ts_tree_edit walks the siblings
- * before it at every level. The appended bytes come first and the groups from the last to the
- * first, so the text before each is still the original's; out holds the new text (the
- * output), at the group's start shifted by the edits before it. */
-static void transpile__tell_edits(TSTree *tree, const P2sSource *src, const P2sPlan *plan,
-                                  const char *out, size_t appended)
-{
-    typedef struct {
-        size_t start, end, out_start, out_end;
-    } Group;
-    Array(Group) groups = {0};
-    Newlines newlines = {0};
-    transpile__newlines(src, &newlines);
-    TSInputEdit end;
-    end.start_byte = end.old_end_byte = (uint32_t)src->len;
-    end.new_end_byte = (uint32_t)(src->len + appended);
-    end.start_point = end.old_end_point = transpile__point(&newlines, src->len);
-    end.new_end_point = transpile__advance(end.start_point, plan->tail.buf, appended);
-    ts_tree_edit(tree, &end);
-    size_t shift = 0;   /* output offset - input offset, before the current edit */
-    for (size_t i = 0; i < plan->edits.size; i++) {
-        const P2sEdit *e = &plan->edits.contents[i];
-        size_t len = strlen(e->text);
-        Group *last = groups.size ? array_back(&groups) : NULL;
-        if (last && !memchr(src->bytes + last->end, '\n', e->start - last->end)) {
-            last->end = e->end;
-            last->out_end = e->start + shift + len;
-        } else {
-            Group g = {e->start, e->end, e->start + shift, e->start + shift + len};
-            array_push(&groups, g);
-        }
-        shift = shift + len - (e->end - e->start);
-    }
-    for (size_t i = groups.size; i-- > 0;) {
-        const Group *g = &groups.contents[i];
-        TSInputEdit edit;
-        edit.start_byte = (uint32_t)g->start;
-        edit.old_end_byte = (uint32_t)g->end;
-        edit.new_end_byte = (uint32_t)(g->start + (g->out_end - g->out_start));
-        edit.start_point = transpile__point(&newlines, g->start);
-        edit.old_end_point = transpile__point(&newlines, g->end);
-        edit.new_end_point = transpile__advance(edit.start_point, out + g->out_start, g->out_end - g->out_start);
-        ts_tree_edit(tree, &edit);
-    }
-    array_delete(&groups);
-    array_delete(&newlines);
+    ts_tree_cursor_delete(&cursor);
 }
 
 /* Parses output[from, to) as a source of its own; the first syntax error, if any, becomes an
- * internal error (P2S900) with its position in the whole output. old is a tree of an earlier
- * text already told of the edits, or NULL. */
+ * internal error (P2S900) with its position in the whole output. */
 static int transpile__parses(const P2sSource *src, const P2sStrbuf *output, size_t from, size_t to,
-                             const TSTree *old, P2sDiagSink *sink)
+                             P2sDiagSink *sink)
 {
     P2sSource part;
     P2sDiagSink scratch;
     p2s_source_view(&part, src->name, output->buf + from, to - from);
     p2s_diag_sink_init(&scratch);
-    ts_tree_delete(p2s_parse_incremental(&part, old, &scratch));
+    ts_tree_delete(p2s_parse(&part, &scratch));
     int rc = 0;
     if (scratch.errors > 0) {
         P2sSource whole;
@@ -174,30 +117,52 @@ static int transpile__parses(const P2sSource *src, const P2sStrbuf *output, size
     return rc;
 }
 
-/* The output must parse as cleanly as the input did: anything else is our bug. It is parsed in
- * two parts. The user's code with its edits and the blank lines that open the generated tail:
- * the input's tree is told of the edits and reparsed incrementally, so only what changed is
- * parsed again. Then the rest of the tail, which starts a line at column 0 after blank lines:
- * nothing of the part before (no bracket or string left open, no pending line continuation,
- * since that part parsed alone; indentation closes before a statement at column 0) can change
- * how it parses, so parsing it alone decides as parsing the whole would. In between, the
- * input's tree is dropped when the unit may (drop_tree_when_verified): a big file then never
- * has the input's tree and the tail's alive at once. */
+/* The output must parse as cleanly as the input did: anything else is our bug. It is checked
+ * piece by piece (transpile__pieces): a piece of the input no edit touches is in the output
+ * byte for byte, and parsed cleanly as part of the input, so only the pieces with edits are
+ * parsed, each on its own, and the generated tail, which starts a line at column 0 after blank
+ * lines: the last piece takes those blank lines, and so is always parsed. Pieces parse alone as
+ * they do in place, so the output parses cleanly exactly when every piece does. The input's
+ * tree is dropped first when the unit may (drop_tree_when_verified): a big file then never has
+ * the input's tree and those of its pieces alive at once. */
 static int transpile__verify(P2sUnit *unit, const P2sPlan *plan, const P2sStrbuf *output, P2sDiagSink *sink)
 {
     const P2sSource *src = unit->src;
+    Offsets starts = {0};
+    transpile__pieces(src, ts_tree_root_node(unit->tree), &starts);
+    if (unit->drop_tree_when_verified) {
+        ts_tree_delete(unit->tree);
+        unit->tree = NULL;
+    }
     size_t tail_at = output->len - plan->tail.len;
     size_t split = tail_at + strspn(plan->tail.buf, "\r\n");
-    /* A tree told of edits copies every shared node on the way to them: the unit's own tree
-     * is edited when it is dropped after, a copy otherwise. */
-    TSTree *old = unit->drop_tree_when_verified ? unit->tree : ts_tree_copy(unit->tree);
-    if (unit->drop_tree_when_verified)
-        unit->tree = NULL;
-    transpile__tell_edits(old, src, plan, output->buf, split - tail_at);
-    int rc = transpile__parses(src, output, 0, split, old, sink);
-    ts_tree_delete(old);
+    /* a piece's start inside an edit (none is: edits stay within statements) joins it to the
+     * piece before */
+    size_t kept = 0;
+    for (size_t k = 0, e = 0; k < starts.size; k++) {
+        size_t at = starts.contents[k];
+        while (e < plan->edits.size && plan->edits.contents[e].end <= at)
+            e++;
+        if (k == 0 || e == plan->edits.size || plan->edits.contents[e].start >= at)
+            starts.contents[kept++] = at;
+    }
+    starts.size = kept;
+    size_t e = 0, shift = 0;   /* shift: output offset - input offset before edit e */
+    int rc = 0;
+    for (size_t k = 0; k < starts.size && rc == 0; k++) {
+        size_t from = starts.contents[k] + shift;
+        bool last = k + 1 == starts.size, edited = last;
+        for (; e < plan->edits.size && (last || plan->edits.contents[e].start < starts.contents[k + 1]); e++) {
+            const P2sEdit *ed = &plan->edits.contents[e];
+            shift = shift + strlen(ed->text) - (ed->end - ed->start);
+            edited = true;
+        }
+        if (edited)
+            rc = transpile__parses(src, output, from, last ? split : starts.contents[k + 1] + shift, sink);
+    }
+    array_delete(&starts);
     if (rc == 0 && split < output->len)
-        rc = transpile__parses(src, output, split, output->len, NULL, sink);
+        rc = transpile__parses(src, output, split, output->len, sink);
     return rc;
 }
 
