@@ -11,7 +11,8 @@ For each pinned framework version (venv, test tree of ../shared/paddle-tests):
   3. run every test file of both copies with `python -m unittest` (runner.py: the same
      thing, plus a per-test record), from its folder, under the venv;
   4. every test that passes untranspiled must pass transpiled, except the entries of
-     expected_differences.txt (`VERSION TEST_ID REASON`), each of which must still differ.
+     expected_differences.txt (`VERSION TEST_ID REASON`, VERSION exact or a range such as
+     `3.x`), each of which must still differ on every version it matches that ran.
 
 Prints per-file and per-version lines, every failure with the essence of its traceback, and
 last `conformance: N passed, N failed` (a test that conforms, or differs as listed, passes).
@@ -47,6 +48,9 @@ TEST_FILES = ["dygraph_to_static/test_pylayer.py", "legacy_test/test_pylayer_op.
 SHIM_FILE = "dygraph_to_static/dygraph_to_static_utils.py"
 SHIM = "\ndef to_legacy_ir_test(fn): return to_pir_test(fn)\n"
 PASSING = ("pass", "expected_failure")   # what unittest counts as successful
+# An expected difference's VERSION: one release (3.3.1), or every release of a major or minor
+# line (3.x, 3.1.x).
+VERSION_PATTERN = re.compile(r"\d+\.\d+\.\d+|\d+(\.\d+)?\.x")
 
 passed = 0
 failed = 0
@@ -214,8 +218,15 @@ class Run:
         return self
 
 
+def version_matches(pattern, version):
+    """Whether an expected difference's VERSION (`3.3.1`, `3.1.x`, `3.x`) covers `version`."""
+    if pattern.endswith(".x"):
+        return version.startswith(pattern[:-1])
+    return version == pattern
+
+
 def read_expected(path):
-    """{(version, test_id): reason}; a malformed line counts as failed."""
+    """{(version pattern, test_id): reason}; a malformed line counts as failed."""
     entries = {}
     if not os.path.exists(path):
         fail("%s is missing (it may be empty, but it must exist)" % path)
@@ -228,6 +239,9 @@ def read_expected(path):
             parts = text.split(None, 2)
             if len(parts) < 3:
                 fail("%s:%d: want `VERSION TEST_ID REASON`, got %r" % (path, n, text))
+                continue
+            if not VERSION_PATTERN.fullmatch(parts[0]):
+                fail("%s:%d: VERSION %r is not X.Y.Z, X.Y.x or X.x" % (path, n, parts[0]))
                 continue
             key = (parts[0], parts[1])
             if key in entries:
@@ -285,6 +299,8 @@ def setup_version(venv, tree, src_root, work, binary):
 
 
 def compare(ver, expected, used):
+    """Counts and prints one version's outcomes; adds (entry, version) to `used` for each
+    expected difference that names a test passing untranspiled there."""
     global passed, failed
     version = ver["version"]
     v_pass = v_fail = v_expected = v_notcompared = 0
@@ -318,9 +334,15 @@ def compare(ver, expected, used):
                 say("conformance: note: %s %s is %s untranspiled: not compared" % (
                     version, tid, outcome))
                 continue
-            key = (version, tid)
+            keys = [k for k in expected if k[1] == tid and version_matches(k[0], version)]
+            used.update((k, version) for k in keys)
+            if len(keys) > 1:
+                fail("%s %s is matched by several entries of expected_differences.txt (%s): "
+                     "keep one" % (version, tid, ", ".join(k[0] for k in keys)))
+                v_fail += 1
+                continue
+            key = keys[0] if keys else None
             if not f["transpiled"]:   # the file's FAIL line above says why
-                used.add(key)
                 failed += 1
                 v_fail += 1
                 continue
@@ -329,17 +351,16 @@ def compare(ver, expected, used):
             else:
                 got, why = "not run", p2s.problem or "not found in the transpiled run"
             ok = got in PASSING
-            if key in expected:
-                used.add(key)
+            if key is not None:
                 if ok:
-                    fail("%s %s passes transpiled now: remove it from "
-                         "expected_differences.txt (%s)" % (version, tid, expected[key]))
+                    fail("%s %s passes transpiled now: remove it from expected_differences.txt, "
+                         "or narrow its VERSION %s (%s)" % (version, tid, key[0], expected[key]))
                     v_fail += 1
                 else:
                     passed += 1
                     v_expected += 1
-                    say("conformance: expected difference: %s %s is %s transpiled (%s)" % (
-                        version, tid, got, expected[key]))
+                    say("conformance: expected difference: %s %s is %s transpiled (%s: %s)" % (
+                        version, tid, got, key[0], expected[key]))
             elif ok:
                 passed += 1
                 v_pass += 1
@@ -395,11 +416,13 @@ def main():
             list(pool.map(lambda r: r(timeout), runs))
         for v in vers:
             compare(v, expected, used)
-        ran = {v["version"] for v in vers}
-        for key in sorted(k for k in set(expected) - used if k[0] in ran):
-            fail("expected difference %s %s no longer applies (no such test passing "
-                 "untranspiled on that version): remove it from %s" % (
-                     key[0], key[1], os.path.basename(args.expected)))
+        for key in sorted(expected):
+            for version in sorted(v["version"] for v in vers
+                                  if version_matches(key[0], v["version"])
+                                  and (key, v["version"]) not in used):
+                fail("expected difference %s %s no longer applies on %s (no such test passing "
+                     "untranspiled there): remove it from %s, or narrow its VERSION" % (
+                         key[0], key[1], version, os.path.basename(args.expected)))
     finally:
         if keep:
             say("conformance: work directory kept: %s" % work)
