@@ -48,7 +48,7 @@ def render(summaries):
         "eager's (rtol 1e-6, atol 1e-7). **framework** is the untranspiled module, in a launch that",
         "never imports the runtime; **pylayer2static** the transpiled one. `jit.save` → `jit.load`:",
         "each rank exports its trained AST model and loads it back; outputs compared with eager.",
-        "Background, and what works on which version: README.md, \"Distributed training\".",
+        "How to launch, the CPU setup and what gloo lacks: [DISTRIBUTED.md](DISTRIBUTED.md).",
         "",
     ]
     for summary in sorted(summaries, key=_version_key, reverse=True):
