@@ -87,7 +87,16 @@ def applier(layer: Any) -> Callable[..., Any]:
     return apply_layer
 
 
+def _install_pir() -> None:
+    try:
+        from . import pir
+    except ImportError:  # paddle 2.6.2: no PIR pylayer ops, nothing to install
+        return
+    pir.install()
+
+
 sot.skip_runtime_files()
 dy2static.install()
 legacy.install()
 collectives.install()
+_install_pir()

@@ -9,10 +9,10 @@ block finds them in the forward block's step scope).
 """
 import contextlib
 import functools
-from typing import Any, Callable, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import paddle
-from paddle.base.framework import Variable  # paddle 2.6.2 (also 3.3.1 with PIR off)
+from paddle.base.framework import Parameter, Variable  # paddle 2.6.2 (also 3.3.1 with PIR off)
 
 from .errors import PyLayerContractError
 
@@ -26,6 +26,7 @@ class LegacyAdapter:
     def __init__(self) -> None:
         self._saved: List[Any] = []
         self._declared: List[Tuple[Any, str]] = []
+        self._parameters_copied: Dict[str, Any] = {}
 
     @staticmethod
     def is_tensor(value: Any) -> bool:
@@ -37,8 +38,7 @@ class LegacyAdapter:
         program), and its static graphs record gradients under `paddle.no_grad` too."""
         return True
 
-    @staticmethod
-    def op_inputs(values: List[Any]) -> List[Any]:
+    def op_inputs(self, values: List[Any]) -> List[Any]:
         """The op's inputs: a copy of each variable, used by this op alone.
 
         `pylayer_grad`'s backward block writes `<input>@GRAD` itself (paddle 2.6.2
@@ -54,6 +54,8 @@ class LegacyAdapter:
             copy = paddle.assign(var)
             copy.stop_gradient = var.stop_gradient
             copies.append(copy)
+            if isinstance(var, Parameter):
+                self._parameters_copied[copy.name] = var
         return copies
 
     def save(self, values: List[Any]) -> None:
@@ -61,10 +63,19 @@ class LegacyAdapter:
         self._saved = list(values)
 
     def restore(self, count: int) -> List[Any]:
-        """Declare same-named variables in the backward block (one per saved variable)."""
+        """Declare same-named variables in the backward block (one per saved variable).
+
+        A saved copy of a parameter (see `op_inputs`) is the parameter itself in backward, as
+        eager's saved tensors are the tensors themselves: recompute PyLayers save the
+        parameters, re-run forward with the layer's own and take `paddle.grad` over the saved
+        ones, which a copy has no path to.
+        """
         block = paddle.static.default_main_program().current_block()
         values = []
         for var in self._saved[:count]:
+            if var.name in self._parameters_copied:
+                values.append(self._parameters_copied[var.name])
+                continue
             if not block.has_var(var.name):
                 self._declared.append((block, var.name))
             values.append(
@@ -77,11 +88,17 @@ class LegacyAdapter:
 
     @staticmethod
     def forward_only_backward(message: str, inputs: List[Any], needs_grad: bool) -> Optional[Callable[..., Any]]:
-        """The backward of a PyLayer without one. The Program IR builds the backward block
-        with the op, before anyone asks for a gradient, so an op whose inputs need one is
-        refused while it is built (eager would raise only in backward)."""
+        """The backward of a PyLayer without one.
+
+        The Program IR builds the backward block with the op, before anyone asks for a
+        gradient, so an op whose inputs need one is refused while it is built (eager would
+        raise only in backward; raising at run time instead aborts the process under
+        to_static). An op whose inputs all stop gradient still gets a backward, of no
+        gradients: paddle 2.6.2's autodiff gives every op on the path to a target a grad op
+        (to_static of a model that returns such an op's output), and fails on one without.
+        """
         if all(var.stop_gradient for var in inputs):
-            return None  # `static_pylayer` accepts no backward only for such inputs
+            return lambda *grads: [None] * len(inputs)
 
         def no_backward(*grads: Any) -> List[Any]:
             raise PyLayerContractError(message)

@@ -25,11 +25,13 @@ import inspect
 from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple
 
 import paddle
+from paddle.base.dygraph.base import _convert_into_variable
 from paddle.static.nn import static_pylayer
 
 from . import context, structure
 from .convert import static_function
 from .errors import contract_error, reraise_with_user_lines
+from .patch import swapped
 
 
 class _Default:
@@ -58,7 +60,7 @@ def _adapter() -> Any:
     if paddle.base.framework.in_pir_mode():
         from .pir import PirAdapter
 
-        return PirAdapter()
+        return PirAdapter(inside_backward=_Building.backward_depth > 0)
     from .legacy import LegacyAdapter
 
     return LegacyAdapter()
@@ -220,15 +222,93 @@ def _shapes_conflict(a: Any, b: Any) -> bool:
     return any(x >= 0 and y >= 0 and x != y for x, y in zip(sa, sb))
 
 
+def _as_static(value: Any) -> Any:
+    """An eager tensor in the call (a layer's parameter or buffer, as `*self.parameters()`
+    passes them under to_static) as the program's variable, as dy2static converts one when
+    an op reads it (paddle 3.3.1 and 2.6.2 `paddle.base.dygraph.base._convert_into_variable`);
+    eager gives it a gradient slot like any tensor argument."""
+    if isinstance(value, paddle.Tensor):
+        return _convert_into_variable(value)
+    return value
+
+
 class _Building:
-    """How many backward functions are being built (they can call PyLayers)."""
+    """How many backward functions are being built (they can call PyLayers), and the grad
+    mode of the one innermost (`paddle.enable_grad()` inside it turns it on)."""
 
     backward_depth = 0
+    backward_mode: Any = False
 
 
-def has_backward(cls: type) -> bool:
-    """False for a PyLayer that inherits the base class's backward (forward-only)."""
-    return getattr(cls, "backward", None) is not paddle.autograd.PyLayer.backward
+class _BackwardEntry:
+    """The grad mode at the top of a backward being built: off, as eager runs backward.
+
+    Falsy for whoever reads the mode; when `no_grad`/`enable_grad` restore it on exit, the
+    framework's own flag goes back to what it was outside, so the ops of backward's own
+    code are built as they were (a gradient of them, as a double backward asks, is then
+    refused by the framework as before, not silently none).
+    """
+
+    def __bool__(self) -> bool:
+        return False
+
+
+@contextlib.contextmanager
+def eager_backward_grad_mode() -> Iterator[None]:
+    """Build backward with grad mode off, as eager runs it, unless it turns it on.
+
+    Eager runs backward with grad mode off; a recompute PyLayer turns it on
+    (`with paddle.enable_grad():`) to re-run forward and `paddle.grad` it, and a PyLayer
+    applied there then records its own backward. `no_grad`, `enable_grad` and
+    `set_grad_enabled` read and set the mode through `is_grad_enabled` and
+    `_set_grad_enabled` of paddle/base/dygraph/base.py (paddle 3.3.1 and 2.6.2); in a static
+    program paddle 2.6.2 keeps no mode at all, so the mode is tracked here, and set in the
+    framework too inside those blocks (PIR builds ops by it).
+    """
+    from paddle.base.dygraph import base
+
+    is_grad_enabled, set_grad_enabled = base.is_grad_enabled, base._set_grad_enabled
+    outer_mode = is_grad_enabled()
+    entry = _BackwardEntry()
+
+    def set_mode(mode: Any) -> None:
+        _Building.backward_mode = mode if mode is entry else bool(mode)
+        set_grad_enabled(outer_mode if mode is entry else mode)
+
+    base.is_grad_enabled = lambda: _Building.backward_mode
+    base._set_grad_enabled = set_mode
+    outer_backward_mode, _Building.backward_mode = _Building.backward_mode, entry
+    try:
+        yield
+    finally:
+        base.is_grad_enabled, base._set_grad_enabled = is_grad_enabled, set_grad_enabled
+        set_grad_enabled(outer_mode)
+        _Building.backward_mode = outer_backward_mode
+
+
+@contextlib.contextmanager
+def no_autograd_backward(cls: type) -> Iterator[None]:
+    """While backward is built, `paddle.autograd.backward` raises a contract error.
+
+    Eager's accumulates into `.grad` of leaves, which no static graph has (paddle 3.3.1 and
+    2.6.2 raise "We only support 'backward()' in dynamic graph mode", without the PyLayer);
+    a backward can return `paddle.grad` of the re-run outputs instead, with the parameters
+    passed to `apply` as arguments so that their gradients are returned too.
+    """
+
+    @paddle.jit.not_to_static
+    def backward(*args: Any, **kwargs: Any) -> None:
+        raise contract_error(
+            cls,
+            "backward calls paddle.autograd.backward, which accumulates into .grad and works in "
+            "dynamic graphs only; return paddle.grad(outputs, inputs, grads) instead, passing "
+            "the parameters to apply as arguments to get their gradients too (as "
+            "CheckpointFunction-style recompute does)",
+            "backward",
+        )
+
+    with swapped(paddle.autograd, "backward", backward):
+        yield
 
 
 class PyLayerOp:
@@ -248,15 +328,15 @@ class PyLayerOp:
         ctx = context.StaticContext(is_tensor)
         state = context.state_of(ctx)
         static_forward = static_function(forward, "forward")
-        if _Building.backward_depth:
-            # Inside a backward, eager runs a PyLayer's forward without recording
-            # a gradient: no op, no backward, just forward's values.
+        if _Building.backward_depth and not _Building.backward_mode:
+            # Inside a backward with grad mode off, eager runs a PyLayer's forward
+            # without recording a gradient: no op, no backward, just forward's values.
             return static_forward(ctx, *self.args, **self.kwargs)
         forward_only = backward is paddle.autograd.PyLayer.backward
         static_backward = None if forward_only else static_function(backward, "backward")
 
-        call = (self.args, self.kwargs)
-        items = list(self.args) + list(self.kwargs.values())
+        call = (structure.map_leaves(_as_static, self.args), structure.map_leaves(_as_static, self.kwargs))
+        items = list(call[0]) + list(call[1].values())
         in_leaves, in_slots = eager_slots(items, is_tensor)
         in_positions, inputs = structure.split(in_leaves, is_tensor)
         inputs = adapter.op_inputs(inputs)
@@ -290,7 +370,8 @@ class PyLayerOp:
             self._check_backward_arity(backward, len(slot_grads))
             _Building.backward_depth += 1
             try:
-                with converted_code_semantics(), adapter.backward_semantics():
+                with converted_code_semantics(), adapter.backward_semantics(), eager_backward_grad_mode(), \
+                        no_autograd_backward(self.cls):
                     result = static_backward(ctx, *slot_grads)
             finally:
                 _Building.backward_depth -= 1

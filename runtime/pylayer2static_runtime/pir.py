@@ -8,12 +8,14 @@ cross with `build_pipe_for_pylayer` in the forward block and are read back from 
 `cf.tuple_pop` op of the backward block).
 """
 import contextlib
-from typing import Any, Callable, Iterator, List, Optional
+import functools
+from typing import Any, Callable, Dict, Iterator, List, Optional
 
 import paddle
 from paddle.base.libpaddle.pir import build_pipe_for_pylayer  # paddle 3.3.1
 
 from .errors import PyLayerContractError
+from .patch import swapped
 
 
 class PirAdapter:
@@ -36,26 +38,57 @@ class PirAdapter:
         """The op's inputs: the values themselves."""
         return values
 
+    def __init__(self, inside_backward: bool = False) -> None:
+        self.inside_backward = inside_backward
+        self._carried_parameters: List[Optional[str]] = []
+
     def save(self, values: List[Any]) -> None:
-        """Called at the end of forward, inside the forward block."""
-        if values:
+        """Called at the end of forward, inside the forward block.
+
+        Parameters are not piped: backward reads the program's parameter itself, as eager's
+        saved tensors are the tensors themselves. A piped copy is a new value, so
+        `paddle.grad` over it in backward (recompute PyLayers save the parameters and re-run
+        forward with the layer's own) would find no path and give no gradient.
+        """
+        self._carried_parameters = [_parameter_name(value) for value in values]
+        piped = [value for value, name in zip(values, self._carried_parameters) if name is None]
+        if piped:
             block = paddle.pir.get_current_insertion_point().block()
-            build_pipe_for_pylayer(block, values)
+            build_pipe_for_pylayer(block, piped)
+            if self.inside_backward:
+                self._pipe_into(block.parent_block)
+
+    @staticmethod
+    def _pipe_into(home: Any) -> None:
+        """Move the pipe just built from the program's first op to the start of `home`.
+
+        `build_pipe_for_pylayer` creates its stack at the start of the program (paddle 3.3.1
+        control_flow_api.cc `BuildPipeForPyLayer`). For an op built inside a backward (a
+        PyLayer applied under `paddle.enable_grad()` there) that is the forward part of a
+        to_static program, whose split then looks for the stack among the values passed to
+        the backward part and fails at run time ("The variable middle_0 should exist").
+        """
+        stack = home.program.global_block().front()
+        if stack.name() == "cf.stack_create" and home.num_ops():
+            stack.move_before(home.front())
 
     def restore(self, count: int) -> List[Any]:
         """Called at the start of backward: the backward block's view of the saved values."""
-        if count == 0:
-            return []
-        block = paddle.pir.get_current_insertion_point().block()
-        values: List[Any] = []
-        for op in block.ops:
-            if op.name() == "cf.tuple_pop":
-                values = op.as_tuple_pop_op().pop_all_values()
-        if len(values) != count:
+        names = self._carried_parameters[:count]
+        piped = sum(name is None for name in names)
+        popped: List[Any] = []
+        if piped:
+            block = paddle.pir.get_current_insertion_point().block()
+            for op in block.ops:
+                if op.name() == "cf.tuple_pop":
+                    popped = list(op.as_tuple_pop_op().pop_all_values())
+        if len(popped) != piped or len(names) != count:
             raise RuntimeError(
-                f"pylayer2static: expected {count} saved values in the backward block, found {len(values)}"
+                f"pylayer2static: expected {piped} saved values in the backward block, found {len(popped)}"
             )
-        return list(values)
+        parameters = _program_parameters()
+        it = iter(popped)
+        return [next(it) if name is None else parameters[name] for name in names]
 
     def outputs_as_list(self, result: Any, count: int) -> List[Any]:
         """Undo `static_pylayer`'s unwrapping of a single output."""
@@ -87,7 +120,8 @@ class PirAdapter:
     @staticmethod
     @contextlib.contextmanager
     def backward_semantics() -> Iterator[None]:
-        """While backward's sub-block is built, `detach()` makes a copy.
+        """While backward's sub-block is built: `detach()` makes a copy, and a layer's
+        parameter read as an eager tensor is the program's own parameter.
 
         In paddle 3.3.1 PIR, `y = x.detach(); y.stop_gradient = False; paddle.grad(f(y), y)`
         drops every path through `y` but the last (`share_data_`, the op `detach` builds, is
@@ -95,19 +129,94 @@ class PirAdapter:
         also at the top of a to_static program, silently. That is how recompute PyLayers
         (re-run forward in backward, `paddle.grad` of it) are written, so their gradients
         would be wrong. A copy that stops gradient has the same values and none of that.
-        """
-        detach = paddle.pir.Value.detach
 
+        Under to_static, backward is built at autodiff time, on a clone of the traced program
+        and after dy2static stopped recording parameters (pir_partial_program.py
+        `_append_backward`; parameter_recorder.py `pop`): a parameter converted then (the
+        re-run forward of a recompute PyLayer) would be a new, unfed parameter op appended to
+        the program, so the gradient would not reach the layer's parameter.
+        """
+        @paddle.jit.not_to_static
         def detached_copy(value: Any) -> Any:
             copy = paddle.assign(value)
             copy.stop_gradient = True
             return copy
 
-        paddle.pir.Value.detach = detached_copy
-        try:
+        with swapped(paddle.pir.Value, "detach", detached_copy), _traced_parameters():
             yield
-        finally:
-            paddle.pir.Value.detach = detach
 
     def finish(self) -> None:
         """Nothing to clean up in PIR."""
+
+
+def _parameter_name(value: Any) -> Optional[str]:
+    """The name of the program parameter `value` is, else None."""
+    op = value.get_defining_op()
+    return value.name if op is not None and op.name() == "builtin.parameter" else None
+
+
+def _program_parameters() -> Dict[str, Any]:
+    """The parameters of the program being built, by name."""
+    block = paddle.static.default_main_program().global_block()
+    return {op.result(0).name: op.result(0) for op in block.ops if op.name() == "builtin.parameter"}
+
+
+@contextlib.contextmanager
+def _traced_parameters() -> Iterator[None]:
+    """An eager parameter converted outside dy2static's tracing reads the program's own
+    parameter of its name (one the traced forward read); any other is an error."""
+    try:
+        from paddle.jit.dy2static.parameter_recorder import _global_parameter_recorder as recorder
+    except ImportError:  # paddle 3.0.0 to 3.2.2
+        from paddle.jit.pir_dy2static.parameter_recorder import _global_parameter_recorder as recorder
+    from paddle.jit.dy2static.program_translator import _program_hash
+
+    record = recorder.get
+
+    def get(program: Any, tensor: Any) -> Any:
+        if _program_hash(program) in recorder.params_dict:
+            return record(program, tensor)
+        parameter = _program_parameters().get(tensor.name)
+        if parameter is None:
+            raise PyLayerContractError(
+                f"backward reads '{tensor.name}', a tensor of the layer that the traced forward "
+                "program does not read; under to_static backward can use only the parameters "
+                "and buffers forward uses (save it with ctx.save_for_backward)"
+            )
+        return parameter
+
+    with swapped(recorder, "get", get):
+        yield
+
+
+def _no_gradient_as_none(grad: Any) -> Any:
+    return grad if grad is None or grad.initialized() else None
+
+
+def _gradients_as_none(compute: Callable[..., Any], pairs: bool) -> Callable[..., Any]:
+    @functools.wraps(compute)
+    def none_for_no_gradient(*args: Any, **kwargs: Any) -> Any:
+        result = compute(*args, **kwargs)
+        if pairs:
+            return [(param, _no_gradient_as_none(grad)) for param, grad in result]
+        return [_no_gradient_as_none(grad) for grad in result]
+
+    none_for_no_gradient._p2s_none_for_no_gradient = True  # type: ignore[attr-defined]
+    return none_for_no_gradient
+
+
+def install() -> None:
+    """Let a static program's optimizer skip a parameter that a PyLayer gives no gradient.
+
+    A backward that returns None for a trainable parameter (a LoRA layer in its merged,
+    inference form) leaves a null value as that parameter's gradient in paddle 3.3.1
+    `paddle.autograd.ir_backward` `grad` and `append_backward`, where the optimizer skips
+    only a gradient that is None (optimizer.py `backward`, `_pir_create_optimization_pass`):
+    `sgd_` then fails on the null value. Eager leaves such a parameter's `.grad` None and
+    skips it; so does the framework for a parameter no path reaches.
+    """
+    from paddle.autograd import ir_backward
+
+    if not getattr(ir_backward.grad, "_p2s_none_for_no_gradient", False):
+        ir_backward.grad = _gradients_as_none(ir_backward.grad, pairs=False)
+        ir_backward.append_backward = _gradients_as_none(ir_backward.append_backward, pairs=True)

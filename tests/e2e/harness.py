@@ -185,8 +185,8 @@ def run_static(module: Any, state: Dict[str, np.ndarray]) -> Result:
 
 def _input_spec(module: Any) -> List[Any]:
     return [
-        paddle.static.InputSpec(shape=[-1] + list(shape[1:]), dtype=dtype, name=f"x{i}")
-        for i, (shape, dtype, _) in enumerate(module.INPUTS)
+        paddle.static.InputSpec(shape=[-1] + list(shape[1:]), dtype=dtype, name=f"x{i}", stop_gradient=not grad)
+        for i, (shape, dtype, grad) in enumerate(module.INPUTS)
     ]
 
 
@@ -216,6 +216,9 @@ def run_jit_save(module: Any, state: Dict[str, np.ndarray]) -> List[Result]:
         # paddle 3.3.1's oneDNN inference passes mis-run a pylayer op with two outputs
         # fed by a Linear (the framework's own dy2static PyLayer path too): run without.
         config.disable_mkldnn()
+        # A case's documented workaround for a framework bug in the predictor's passes.
+        for name in getattr(module, "PREDICTOR_PASSES_DELETED", ()):
+            config.delete_pass(name)
         predictor = paddle.inference.create_predictor(config)
         for name, array in zip(predictor.get_input_names(), arrays):
             predictor.get_input_handle(name).copy_from_cpu(array)

@@ -56,6 +56,9 @@ CONTRACT_ERRORS = [
     ("backward_arity", "Twice", "backward", "backward(ctx, dy, dz) cannot take the 1 output gradient(s)"),
     ("grad_shape", "Scale", "backward",
      "backward returned a gradient of shape [4] for argument 1, a tensor of shape [2, 4]"),
+    # Runs eagerly (Paddle's own RecomputeFunction style); no static graph has .grad.
+    ("autograd_backward", "RecomputeFunction", "backward",
+     "backward calls paddle.autograd.backward, which accumulates into .grad"),
 ]
 if not paddle.__version__.startswith("2.6"):
     # The legacy IR builds backward with the op, before anyone asks for a gradient, so

@@ -58,8 +58,9 @@ class Model(paddle.nn.Layer):
 
 
 INPUTS = [([5, 4], "float32", True)]
-# paddle 2.6.2's inference predictor (an IR pass; runs with ir_optim off) fails on a pylayer
-# op fed only by parameters, as a weight quantizer is ("The Variable type must be
-# std::vector<Scope*>, but the type it holds is DenseTensor" in the pylayer op), with the
-# framework's own to_static path too.
-MODES_2_6 = ("eager", "to_static", "sot", "static", "train")
+# The inference predictor fails on a pylayer op whose inputs are all parameters, as a
+# weight quantizer's are, with the framework's own to_static path too: its
+# constant_folding_pass runs the op on its own, without its blocks (paddle 3.3.1 "invalid
+# region index", 2.6.2 "The Variable type must be std::vector<Scope*>"); deleting the pass
+# is the workaround (docs/SUPPORT.md).
+PREDICTOR_PASSES_DELETED = ("constant_folding_pass",)

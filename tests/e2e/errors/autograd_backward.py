@@ -3,7 +3,9 @@ preserve_rng_state, *args, **kwargs); backward re-runs the layer under paddle.en
 calls paddle.autograd.backward and returns the `.grad` of the detached tensor inputs.
 
 Non-tensor args stay on ctx, tensor ones are saved; the layer's parameters get their
-gradients inside backward.
+gradients inside backward. Eager runs it; transpiled, building backward raises a
+PyLayerContractError naming the class and pointing at paddle.grad (no static graph has
+`.grad` to accumulate into).
 """
 import paddle
 import paddle.nn.functional as F
