@@ -50,10 +50,16 @@ def launch(variant, original, transpiled, out):
         path = os.path.join(results, f"rank{rank}.json")
         if os.path.exists(path):
             os.remove(path)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=LAUNCH_TIMEOUT)
-        status = f"exit {proc.returncode}"
+        status = f"exit {proc.wait(timeout=LAUNCH_TIMEOUT)}"
     except subprocess.TimeoutExpired:
+        proc.terminate()  # the launcher stops its workers (each in a session of its own) on SIGTERM
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
         status = f"timed out after {LAUNCH_TIMEOUT}s"
     ranks = []
     for rank in range(NRANKS):
