@@ -51,6 +51,9 @@ timed suite e2e-dist sh "$root/tests/dist/run.sh" "$bin"
 timed suite lsp sh "$root/tests/lsp/run.sh" "$bin"
 timed suite conformance sh "$root/tests/conformance/run.sh" "$bin"
 timed suite docs sh "$root/tests/docs_current.sh"
+# The pip package: builds the wheel, installs it with paddlepaddle into a fresh venv, runs the
+# request's example from that install only (about 1 min on an idle machine, most of it pip).
+timed suite wheel sh "$root/tests/wheel/run.sh"
 
 san="$root/build/sanitize"
 san_units=""
