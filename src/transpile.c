@@ -122,7 +122,7 @@ static int transpile__parses(const P2sSource *src, const P2sStrbuf *output, size
  * byte for byte, and parsed cleanly as part of the input, so only the pieces with edits are
  * parsed, each on its own, and the generated tail, which starts a line at column 0 after blank
  * lines: the last piece takes those blank lines, and so is always parsed. Pieces parse alone as
- * they do in place, so the output parses cleanly exactly when every piece does. The input's
+ * they do in place, so the output parses cleanly when every piece does. The input's
  * tree is dropped first when the unit may (drop_tree_when_verified): a big file then never has
  * the input's tree and those of its pieces alive at once. */
 static int transpile__verify(P2sUnit *unit, const P2sPlan *plan, const P2sStrbuf *output, P2sDiagSink *sink)
