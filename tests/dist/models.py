@@ -191,9 +191,8 @@ def _shard(full, axis):
 
 
 def _parameter(layer, array, is_bias=False):
-    param = layer.create_parameter(list(array.shape), is_bias=is_bias)
-    param.set_value(paddle.to_tensor(array))
-    return param
+    return layer.create_parameter(list(array.shape), is_bias=is_bias,
+                                  default_initializer=paddle.nn.initializer.Assign(array))
 
 
 def _mlp_weights():

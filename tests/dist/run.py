@@ -5,7 +5,8 @@ Transpiles models.py into DIR, starts two `python -m paddle.distributed.launch
 under to_static, and jit.save/jit.load of each trained model per rank) and
 `framework` (eager original vs the original under the framework's own to_static, without
 the runtime), then checks, per model and rank, that the transpiled run's losses and final
-parameters equal eager's (tests/e2e's tolerance). Prints one line per check, writes
+parameters equal eager's (tests/e2e's tolerance), and that each model passes every mode of
+tests/e2e/harness.py on each rank. Prints one line per check, writes
 DIR/summary.json (the cells of the side-by-side table, table.py) and ends with
 `e2e-dist: N passed, N failed`.
 """
@@ -205,6 +206,14 @@ def main():
                 cells["jit"] = ("✅ equal on both ranks (one export per rank)"
                                 if not problems else "❌ " + "; ".join(problems))
         framework = runs.get("framework")
+        if p2s:
+            problems = []
+            for rank, result in enumerate(p2s):
+                for mode, error in result["models"][name]["harness"].items():
+                    if not checks.check(f"{version} {name} rank {rank}: harness {mode} (transpiled) equals eager", error):
+                        problems.append(f"{mode}, rank {rank}: {error}")
+            cells["harness"] = (f"✅ all {len(p2s[0]['models'][name]['harness'])} modes equal on both ranks"
+                                if not problems else "❌ " + "; ".join(problems))
         for mode in MODES if framework else ():  # recorded, not checked: the framework's own path
             diffs = [training_difference(r["models"][name], mode) for r in framework]
             if not any(diffs):

@@ -23,7 +23,7 @@ END = f"<!-- support-matrix {NAME} end -->"
 COLUMNS = [("eager", "eager"),
            ("framework to_static", "framework `to_static` (AST)"), ("framework sot", "framework `to_static` (SOT)"),
            ("p2s to_static", "pylayer2static `to_static` (AST)"), ("p2s sot", "pylayer2static `to_static` (SOT)"),
-           ("jit", "pylayer2static `jit.save` → `jit.load`")]
+           ("jit", "pylayer2static `jit.save` → `jit.load`"), ("harness", "pylayer2static, the modes of tests/e2e")]
 
 
 def _version_key(summary):
@@ -48,6 +48,11 @@ def render(summaries):
         "eager's (rtol 1e-6, atol 1e-7). **framework** is the untranspiled module, in a launch that",
         "never imports the runtime; **pylayer2static** the transpiled one. `jit.save` → `jit.load`:",
         "each rank exports its trained AST model and loads it back; outputs compared with eager.",
+        "**the modes of tests/e2e**: each model as an e2e case in every mode of `tests/e2e/harness.py`",
+        "(to_static, SOT, a pure static program with `paddle.static.gradients`, `jit.save` with",
+        "`jit.load` and an inference predictor, SGD training under to_static and as a static program),",
+        "compared with eager on each rank (one step's outputs and input and parameter gradients, before",
+        "any synchronization of gradients).",
         "How to launch, the CPU setup and what gloo lacks: [DISTRIBUTED.md](DISTRIBUTED.md).",
         "",
     ]

@@ -9,7 +9,9 @@ original one, i.e. the framework's own dy2static PyLayer path (`--variant framew
 never imports the runtime) — and writes this rank's losses and final parameters to
 OUT/rank<N>.json. The p2s variant also saves each trained to_static model with
 `paddle.jit.save` (one export per rank), loads it with `paddle.jit.load` and records the
-outputs of the eager, to_static and loaded models on one input.
+outputs of the eager, to_static and loaded models on one input; then it runs each model
+through every mode of tests/e2e/harness.py (to_static, SOT, a pure static program,
+jit.save with jit.load and an inference predictor, SGD training) as an e2e case.
 """
 import argparse
 import importlib.util
@@ -18,6 +20,7 @@ import os
 import re
 import sys
 import traceback
+import types
 
 import numpy as np
 import paddle
@@ -25,7 +28,7 @@ import paddle.distributed as dist
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "e2e"))
-import harness  # noqa: E402  (tests/e2e/harness.py: pylayer op counts)
+import harness  # noqa: E402  (tests/e2e/harness.py: its modes, pylayer op counts)
 
 STEPS = 3
 
@@ -113,6 +116,26 @@ def save_and_load(name, eager_model, static_model, out_dir):
     return record
 
 
+def harness_modes(original, transpiled, name):
+    """Every mode of tests/e2e/harness.py for the transpiled model, as an e2e case (one input,
+    one step's outputs and input/parameter gradients, before any synchronization of
+    gradients, compared with the original's eager run); None or the error, per mode."""
+    inputs = [(list(original.MODELS[name].batch(0).shape), "float32", True)]
+    case = types.SimpleNamespace(Model=original.MODELS[name], INPUTS=inputs)
+    copy = types.SimpleNamespace(Model=transpiled.MODELS[name], INPUTS=inputs)
+    state = harness.reference_state(case)
+    expected = harness.run_eager(case, state)
+    results = {}
+    for mode in harness.MODES:
+        try:
+            harness.check_mode(copy, case, mode, state, expected)
+            results[mode] = None
+        except Exception as exc:  # noqa: BLE001 - recorded
+            traceback.print_exc()
+            results[mode] = error_summary(exc)
+    return results
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--variant", choices=("p2s", "framework"), required=True)
@@ -128,8 +151,10 @@ def main():
     result = {"paddle": paddle.__version__, "rank": rank, "world_size": dist.get_world_size(), "models": {}}
     for name in original.MODELS:
         record, trained = run_model(original, static_module, name)
-        if args.variant == "p2s" and trained is not None:
-            record["jit"] = save_and_load(name, *trained, args.out)
+        if args.variant == "p2s":
+            if trained is not None:
+                record["jit"] = save_and_load(name, *trained, args.out)
+            record["harness"] = harness_modes(original, static_module, name)
         result["models"][name] = record
         for mode in STATIC_MODES:
             print(f"rank {rank} {name} {mode}: {record[mode].get('losses', record[mode].get('error'))}, "
