@@ -110,6 +110,11 @@ class LegacyAdapter:
         """Backward's sub-block needs nothing special in the Program IR."""
         return contextlib.nullcontext()
 
+    @staticmethod
+    def foreign_value(values: List[Any]) -> Optional[Any]:
+        """None: the Program IR builds backward with forward, in the same program."""
+        return None
+
     def finish(self) -> None:
         """Remove the backward block's stand-ins, as the framework does for its own context."""
         for block, name in self._declared:
@@ -139,12 +144,32 @@ def _keeping_block_ids(normalize: Callable[..., Any]) -> Callable[..., Any]:
 
         paddle.static.Program.clone = clone_keeping_block_ids
         try:
-            return normalize(*args, **kwargs)
+            normalized = normalize(*args, **kwargs)
         finally:
             paddle.static.Program.clone = clone
+        _keep_sub_block_persistables(args[0], normalized)
+        return normalized
 
     normalize_program._p2s_keeps_block_ids = True  # type: ignore[attr-defined]
     return normalize_program
+
+
+def _keep_sub_block_persistables(program: Any, normalized: Any) -> None:
+    """Declare again, in `normalized`'s global block, the persistable variables of `program`
+    that only sub-blocks read.
+
+    Pruning for inference (paddle 2.6.2 `Program._prune_with_input`) keeps the global
+    block's variables that its remaining ops use and does not look into a pylayer op's
+    blocks; a parameter read only inside one (a frozen weight a recompute PyLayer's run
+    function uses without passing it to `apply`) is then neither saved nor found when the
+    program runs ("... not in VariableScope").
+    """
+    source, top = program.global_block(), normalized.global_block()
+    for block in normalized.blocks[1:]:
+        for op in block.ops:
+            for name in op.input_arg_names:
+                if block._find_var_recursive(name) is None and source.has_var(name) and source.var(name).persistable:
+                    top._clone_variable(source.var(name), force_persistable=False)
 
 
 def install() -> None:

@@ -361,11 +361,17 @@ class PyLayerOp:
             record.update(out=out, leaves=out_leaves, positions=out_positions, tensors=out_tensors, slots=out_slots)
             carried = context.carried_leaves(state)
             record["carried"] = len(carried)
+            record["carried_stop_gradient"] = [value.stop_gradient for value in carried]
             adapter.save(carried)
             return out_tensors
 
         def backward_fn(*grads: Any) -> List[Any]:
-            context.enter_backward(state, adapter.restore(record["carried"]))
+            restored = adapter.restore(record["carried"])
+            # As eager's saved tensors, each keeps its stop_gradient (a recompute backward
+            # detaches the saved inputs and asks for the gradient of those that need one).
+            for value, stop_gradient in zip(restored, record["carried_stop_gradient"]):
+                value.stop_gradient = stop_gradient
+            context.enter_backward(state, restored)
             slot_grads = self._backward_args(list(grads), record["slots"], len(record["tensors"]))
             self._check_backward_arity(backward, len(slot_grads))
             _Building.backward_depth += 1
@@ -376,6 +382,15 @@ class PyLayerOp:
             finally:
                 _Building.backward_depth -= 1
             flat = self._input_grads(result, in_slots, inputs, is_tensor, adapter.backward_built_with_forward)
+            if adapter.foreign_value(flat) is not None:
+                raise contract_error(
+                    self.cls,
+                    "backward uses a tensor that reaches it neither as an argument of apply nor "
+                    "through ctx (a closure, a global, an attribute of another object); under "
+                    "to_static backward is built on a copy of the traced program, where that tensor "
+                    "is not: pass it to apply, or save it with ctx.save_for_backward",
+                    "backward",
+                )
             # Each input gets a gradient value of its own. Returning one value for
             # several inputs (`return dy, dy`) mixes up their gradients in PIR's
             # autodiff (paddle 3.3.1) and, in the legacy IR, `static_pylayer` renames

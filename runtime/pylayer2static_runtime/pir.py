@@ -145,8 +145,35 @@ class PirAdapter:
         with swapped(paddle.pir.Value, "detach", detached_copy), _traced_parameters():
             yield
 
+    @staticmethod
+    def foreign_value(values: List[Any]) -> Optional[Any]:
+        """A value backward's block reads, or returns, from another program, else None.
+
+        Under to_static, PIR builds backward at autodiff time, on a clone of the traced
+        program (pir_partial_program.py `_create_program`); a tensor backward reaches other
+        than through its arguments or ctx (captured by a closure, kept on an object) is still
+        the traced program's, and running it fails or crashes (paddle 3.3.1: "Not found key
+        in IRMapping", then SIGABRT).
+        """
+        block = paddle.pir.get_current_insertion_point().block()
+        program = block.program
+        pending = [block]
+        while pending:
+            current = pending.pop()
+            for op in current.ops:
+                pending.extend(op.blocks())
+                for operand in op.operands_source():
+                    if _defined_elsewhere(operand, program):
+                        return operand
+        return next((v for v in values if v is not None and _defined_elsewhere(v, program)), None)
+
     def finish(self) -> None:
         """Nothing to clean up in PIR."""
+
+
+def _defined_elsewhere(value: Any, program: Any) -> bool:
+    op = value.get_defining_op() if value.initialized() else None
+    return op is not None and op.get_parent_block().program is not program
 
 
 def _parameter_name(value: Any) -> Optional[str]:

@@ -358,6 +358,11 @@ case links to its test.
   graph has; building backward raises a `PyLayerContractError` naming the class and pointing
   at `paddle.grad` (pass the parameters to `apply` to get their gradients too, as
   `real_recompute_function` does).
+- **A tensor backward reaches through a closure** (not as an argument of `apply`, not on
+  `ctx`; `tests/e2e/errors/closure_tensor.py`): eager runs it. Under `to_static` on PIR,
+  backward is built on a copy of the traced program where that tensor does not exist, so
+  building it raises a `PyLayerContractError` saying to pass the tensor to `apply` (the
+  framework would fail at run time or abort). Pure static programs run it.
 - **Forward-only PyLayers** (no backward): eager raises only if a gradient is requested.
   PIR does the same; the legacy IR (2.6.2), which builds backward with the op, refuses the
   op when it is built if an input needs a gradient.

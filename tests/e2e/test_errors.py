@@ -95,6 +95,16 @@ def test_gradient_through_forward_only_pylayer_fails(mode: str, transpile) -> No
     assert "a gradient was requested through this PyLayer, which has no backward" in text, text
 
 
+@pytest.mark.skipif(paddle.__version__.startswith("2.6"), reason="the Program IR builds backward with forward")
+def test_tensor_captured_by_backward_is_refused_under_to_static(transpile) -> None:
+    """PIR builds backward on a copy of the traced program: a tensor backward reads from a
+    closure is refused with the class and a fix, not a crash (paddle 3.3.1 SIGABRT)."""
+    path, module = _load("closure_tensor", transpile)
+    text = str(_run(module, "to_static"))
+    assert f"PyLayer Recompute ({path}:{_line_of(path, 'class Recompute(PyLayer):')})" in text, text
+    assert "backward uses a tensor that reaches it neither as an argument of apply nor through ctx" in text
+
+
 @pytest.mark.parametrize("mode", ("to_static", "static"))
 @pytest.mark.parametrize("case,cls,method,message", CONTRACT_ERRORS, ids=[c[0] for c in CONTRACT_ERRORS])
 def test_contract_error_names_the_class_and_the_user_line(case: str, cls: str, method: str, message: str,
