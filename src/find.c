@@ -289,6 +289,9 @@ static const struct {
     {"dictionary_comprehension", KIND_EXPRESSION}, {"set_comprehension", KIND_EXPRESSION},
     {"generator_expression", KIND_EXPRESSION}, {"conditional_expression", KIND_EXPRESSION},
     {"keyword_argument", KIND_EXPRESSION}, {"decorator", KIND_EXPRESSION}, {"await", KIND_EXPRESSION},
+    /* parameter lists too: their names are bound from the node itself (find__bind_parameters),
+     * and only an `apply` in a default value matters to the walk */
+    {"parameters", KIND_EXPRESSION}, {"lambda_parameters", KIND_EXPRESSION},
 };
 
 /* One node on the walk's path from the root. */

@@ -45,9 +45,9 @@ static bool fuzz__capturing;
 __typeof__(p2s_plan_build) __real_p2s_plan_build, __wrap_p2s_plan_build;
 
 int __wrap_p2s_plan_build(const P2sSource *src, const P2sFindings *found, const P2sRules *rules,
-                          P2sDiagSink *sink, P2sPlan *out)
+                          bool with_tail, P2sDiagSink *sink, P2sPlan *out)
 {
-    int rc = __real_p2s_plan_build(src, found, rules, sink, out);
+    int rc = __real_p2s_plan_build(src, found, rules, with_tail, sink, out);
     if (rc == 0 && fuzz__capturing) {
         p2s_plan_release(&fuzz__plan);
         p2s_plan_init(&fuzz__plan);
