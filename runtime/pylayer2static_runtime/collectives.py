@@ -20,9 +20,20 @@ along axis 0 (unstacked for 0-D). Every entry point that reaches them is covered
 them. Outside PIR (paddle 2.6.2, or 3.x with PIR off), and for an all-to-all into a tensor
 (which PIR cannot write into), the framework's own function runs unchanged; in dynamic mode
 they are never reached.
+
+paddle's static collectives also refuse a `group` ("Group can not be used in static graph mode
+for now": an assertion in each public function of stream/*.py, 3.3.1 and 2.6.2), so a
+model-parallel PyLayer passing its model-parallel group, as fleet-style code does, cannot be
+built either. In 3.3.1 that assertion is all there is: the static-mode functions build the op
+on the group's ring (`ring_id = group.id`), and a group made by `dist.new_group` in eager mode
+has its communicator at run time. So in PIR programs `all_reduce`, `all_gather` and
+`alltoall` with a group go straight to their static-mode functions (after the member check the
+public function makes). The legacy IR keeps the assertion: 2.6.2 runs CPU collectives of static
+programs through one gloo context, whatever the ring.
 """
 import functools
 import importlib
+import inspect
 from typing import Any, Callable, List
 
 _STREAM = "paddle.distributed.communication.stream"
@@ -88,10 +99,51 @@ _REPLACED = {  # module of paddle.distributed.communication.stream: (function, P
 }
 
 
+def _with_group(public: Callable[..., Any], module: Any, function: str, arity: int, lists: int) -> Callable[..., Any]:
+    """`public` (a collective of `dist.stream`), taking a group in PIR programs: the call goes to
+    `module.function` (its static-mode function) with the first `arity` arguments, when the first
+    `lists` of them are lists (the forms static graphs accept)."""
+    signature = inspect.signature(public)
+
+    @functools.wraps(public)
+    def collective(*args: Any, **kwargs: Any) -> Any:
+        import paddle
+        from paddle.base.framework import in_pir_mode
+
+        if paddle.in_dynamic_mode() or not in_pir_mode():
+            return public(*args, **kwargs)
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        group = bound.arguments["group"]
+        call = bound.args[:arity]
+        if group is None or not all(isinstance(a, list) for a in call[:lists]):
+            return public(*args, **kwargs)
+        if not group.is_member():  # as the public function: nothing to do on this rank
+            return None
+        return getattr(module, function)(*call)
+
+    collective._p2s_public = public  # type: ignore[attr-defined]
+    return collective
+
+
+_GROUPED = {  # dist.stream function: (its module, its static-mode function, arity, list arguments)
+    "all_reduce": ("all_reduce", "_all_reduce_in_static_mode", 5, 0),
+    "all_gather": ("all_gather", "_all_gather_in_static_mode", 4, 1),
+    "alltoall": ("all_to_all", "_all_to_all_in_static_mode", 5, 2),
+}
+
+
 def install() -> None:
-    """Make the list forms of all_gather and alltoall build in PIR programs (once per process)."""
+    """Make the list forms of all_gather and alltoall build in PIR programs, and all_reduce,
+    all_gather and alltoall take a group there (once per process)."""
     for module_name, (function, pir, lists) in _REPLACED.items():
         module = importlib.import_module(f"{_STREAM}.{module_name}")
         current = getattr(module, function)
         if not hasattr(current, "_p2s_legacy"):
             setattr(module, function, _in_pir(current, pir, lists))
+    stream = importlib.import_module(_STREAM)
+    for name, (module_name, function, arity, lists) in _GROUPED.items():
+        current = getattr(stream, name)
+        if not hasattr(current, "_p2s_public"):
+            module = importlib.import_module(f"{_STREAM}.{module_name}")
+            setattr(stream, name, _with_group(current, module, function, arity, lists))

@@ -14,9 +14,10 @@ On the CPU (gloo) backend ProcessGroupGloo implements neither reduce_scatter nor
 rank's slice and all-to-all is an all-gather that keeps the chunks addressed to this rank.
 The arithmetic is the same; only the bytes on the wire differ.
 
-Everything runs in the global group (2 ranks: the model-parallel group is the world), since
-paddle's static-graph collectives accept no `group` (3.3.1 and 2.6.2 `stream/*.py`:
-"Group can not be used in static graph mode for now").
+The tensor-, sequence- and expert-parallel layers pass their group along (a non-tensor
+argument kept on ctx, as fleet's layers do): on paddle 3.x fleet's model-parallel group of the
+hybrid topology (mp_degree 2), on 2.6.2 the global group (see `model_parallel_group`). The
+data-parallel model uses the global group.
 """
 import os
 
@@ -25,49 +26,76 @@ import paddle
 import paddle.distributed as dist
 import paddle.nn.functional as F
 from paddle.autograd import PyLayer
+from paddle.distributed import fleet
 
 SEQ, BATCH, HIDDEN, FFN = 4, 2, 8, 16
 
 
 def init_distributed():
-    """`init_parallel_env` (eager mode's ProcessGroupGloo) and, on paddle 2.x, the gloo
-    context of static-graph collective ops: 2.6.2's `init_parallel_env` returns right after
-    making the process group (python/paddle/distributed/parallel.py, the `in_dynamic_mode()`
-    branch), before the steps that initialize the gloo context the CPU kernels of
-    `c_allreduce_sum` / `c_allgather` use ("You must initialize the gloo environment first");
-    3.x static programs use the process group itself."""
-    dist.init_parallel_env()
+    """The ranks, and the model-parallel group (all of them) through fleet's hybrid topology.
+
+    paddle 2.x: `init_parallel_env` (eager mode's ProcessGroupGloo), and the gloo context of
+    static-graph collective ops, which 2.6.2's `init_parallel_env` does not make: it returns
+    right after the process group (python/paddle/distributed/parallel.py, the
+    `in_dynamic_mode()` branch), before the steps that initialize the context the CPU kernels
+    of `c_allreduce_sum` / `c_allgather` use ("You must initialize the gloo environment
+    first"). 3.x static programs use the process groups themselves."""
     if paddle.__version__.startswith("2."):
+        dist.init_parallel_env()
         endpoint = os.environ["PADDLE_TRAINER_ENDPOINTS"].split(",")[0]
         dist.gloo_init_parallel_env(dist.get_rank(), dist.get_world_size(), endpoint)
+        return
+    strategy = fleet.DistributedStrategy()
+    strategy.hybrid_configs = {"dp_degree": 1, "mp_degree": dist.get_world_size(), "pp_degree": 1}
+    fleet.init(is_collective=True, strategy=strategy)
 
 
-def _split_seq(x):
+def model_parallel_group():
+    """The group of the tensor-, sequence- and expert-parallel layers. paddle 2.6.2's static
+    collectives take no group ("Group can not be used in static graph mode for now"; its CPU
+    kernels use the one gloo context), so there it is the global group (None), which holds the
+    same ranks; pylayer2static's runtime lets 3.x static programs take the group."""
+    if paddle.__version__.startswith("2."):
+        return None
+    return fleet.get_hybrid_communicate_group().get_model_parallel_group()
+
+
+def _ranks(group):
+    """(nranks, rank) in `group`, the global group when None, read as fleet's layers read them:
+    `dist.get_world_size(group)` and `dist.get_rank(group)` refuse a group outside eager mode
+    ("Only support group argument in eager mode", paddle/distributed/parallel.py)."""
+    if group is None:
+        return dist.get_world_size(), dist.get_rank()
+    return group.nranks, group.rank
+
+
+def _split_seq(x, group):
     """This rank's slice of the sequence axis."""
-    return paddle.split(x, dist.get_world_size(), axis=0)[dist.get_rank()]
+    nranks, rank = _ranks(group)
+    return paddle.split(x, nranks, axis=0)[rank]
 
 
-def _all_gather_seq(x):
+def _all_gather_seq(x, group):
     parts = []
-    dist.all_gather(parts, x)
+    dist.all_gather(parts, x, group=group)
     return paddle.concat(parts, axis=0)
 
 
-def _all_reduce(x):
+def _all_reduce(x, group=None):
     total = paddle.assign(x)  # all_reduce writes its argument: never a PyLayer's input
-    dist.all_reduce(total)
+    dist.all_reduce(total, group=group)
     return total
 
 
-def _reduce_scatter_seq(x):
-    return _split_seq(_all_reduce(x))
+def _reduce_scatter_seq(x, group):
+    return _split_seq(_all_reduce(x, group), group)
 
 
-def _all_to_all(x):
+def _all_to_all(x, group):
     """Chunk j of `x` (split along dim 0) goes to rank j; chunk k of the result came from rank k."""
     parts = []
-    dist.all_gather(parts, x)
-    nranks, rank = dist.get_world_size(), dist.get_rank()
+    dist.all_gather(parts, x, group=group)
+    nranks, rank = _ranks(group)
     return paddle.concat([paddle.split(part, nranks, axis=0)[rank] for part in parts], axis=0)
 
 
@@ -75,24 +103,26 @@ class ScatterOp(PyLayer):
     """Full sequence -> this rank's slice; backward all-gathers the slices' gradients."""
 
     @staticmethod
-    def forward(ctx, input):
-        return _split_seq(input)
+    def forward(ctx, input, group=None):
+        ctx.group = group
+        return _split_seq(input, group)
 
     @staticmethod
     def backward(ctx, grad):
-        return _all_gather_seq(grad)
+        return _all_gather_seq(grad, ctx.group)
 
 
 class GatherOp(PyLayer):
     """Slices -> the full sequence on every rank; backward keeps this rank's slice."""
 
     @staticmethod
-    def forward(ctx, input):
-        return _all_gather_seq(input)
+    def forward(ctx, input, group=None):
+        ctx.group = group
+        return _all_gather_seq(input, group)
 
     @staticmethod
     def backward(ctx, grad):
-        return _split_seq(grad)
+        return _split_seq(grad, ctx.group)
 
 
 class AllGatherOp(PyLayer):
@@ -100,45 +130,48 @@ class AllGatherOp(PyLayer):
     (every rank's partial gradient of the full sequence, summed, sliced)."""
 
     @staticmethod
-    def forward(ctx, input):
-        return _all_gather_seq(input)
+    def forward(ctx, input, group=None):
+        ctx.group = group
+        return _all_gather_seq(input, group)
 
     @staticmethod
     def backward(ctx, grad):
-        return _reduce_scatter_seq(grad)
+        return _reduce_scatter_seq(grad, ctx.group)
 
 
 class ReduceScatterOp(PyLayer):
     """Partial sums of a row-parallel linear -> this rank's slice of their sum; backward all-gathers."""
 
     @staticmethod
-    def forward(ctx, input):
-        return _reduce_scatter_seq(input)
+    def forward(ctx, input, group=None):
+        ctx.group = group
+        return _reduce_scatter_seq(input, group)
 
     @staticmethod
     def backward(ctx, grad):
-        return _all_gather_seq(grad)
+        return _all_gather_seq(grad, ctx.group)
 
 
 class CIdentity(PyLayer):
     """`c_identity`: the input of a column-parallel linear; backward sums the ranks' gradients."""
 
     @staticmethod
-    def forward(ctx, tensor):
+    def forward(ctx, tensor, group=None):
+        ctx.group = group
         return paddle.assign(tensor)
 
     @staticmethod
     def backward(ctx, dy):
-        return _all_reduce(dy)
+        return _all_reduce(dy, ctx.group)
 
 
 class MPAllReduce(PyLayer):
     """`mp_allreduce`: the output of a row-parallel linear summed over ranks; backward is the identity."""
 
     @staticmethod
-    def forward(ctx, tensor, op="sum"):
+    def forward(ctx, tensor, group=None, op="sum"):
         assert op == "sum", op
-        return _all_reduce(tensor)
+        return _all_reduce(tensor, group)
 
     @staticmethod
     def backward(ctx, dy):
@@ -149,12 +182,13 @@ class AllToAll(PyLayer):
     """Expert-parallel dispatch/combine: its own adjoint, so backward is the same exchange."""
 
     @staticmethod
-    def forward(ctx, x):
-        return _all_to_all(x)
+    def forward(ctx, x, group=None):
+        ctx.group = group
+        return _all_to_all(x, group)
 
     @staticmethod
     def backward(ctx, dy):
-        return _all_to_all(dy)
+        return _all_to_all(dy, ctx.group)
 
 
 class SyncBatchNorm(PyLayer):
@@ -213,6 +247,7 @@ class TensorParallelMLP(paddle.nn.Layer):
     def __init__(self):
         super().__init__()
         full = _mlp_weights()
+        self.group = model_parallel_group()
         self.norm = paddle.nn.LayerNorm(HIDDEN)
         self.up_w = _parameter(self, _shard(full["up_w"], 1))
         self.up_b = _parameter(self, _shard(full["up_b"], 0), is_bias=True)
@@ -222,14 +257,15 @@ class TensorParallelMLP(paddle.nn.Layer):
         self.head_out = _parameter(self, _shard(full["head_out"], 0))
 
     def forward(self, hidden):  # [s, b, h], the same on every rank
-        shard = ScatterOp.apply(hidden)
+        group = self.group
+        shard = ScatterOp.apply(hidden, group)
         normed = self.norm(shard)
-        full_seq = AllGatherOp.apply(normed)
+        full_seq = AllGatherOp.apply(normed, group=group)
         inner = F.gelu(paddle.matmul(full_seq, self.up_w) + self.up_b)
-        out = ReduceScatterOp.apply(paddle.matmul(inner, self.down_w)) + self.down_b + shard
-        out = GatherOp.apply(out)
-        head = F.relu(paddle.matmul(CIdentity.apply(out), self.head_in))
-        return MPAllReduce.apply(paddle.matmul(head, self.head_out), op="sum") + out
+        out = ReduceScatterOp.apply(paddle.matmul(inner, self.down_w), group) + self.down_b + shard
+        out = GatherOp.apply(out, group)
+        head = F.relu(paddle.matmul(CIdentity.apply(out, group), self.head_in))
+        return MPAllReduce.apply(paddle.matmul(head, self.head_out), op="sum", group=group) + out
 
     @staticmethod
     def batch(step):
@@ -239,7 +275,7 @@ class TensorParallelMLP(paddle.nn.Layer):
         # sequence-parallel parameters (the LayerNorm, the down projection's bias) saw only
         # this rank's slice of the sequence: sum over ranks
         for param in [*self.norm.parameters(), self.down_b]:
-            param.grad.set_value(_all_reduce(param.grad))
+            param.grad.set_value(_all_reduce(param.grad, self.group))
 
 
 class SerialMLP(paddle.nn.Layer):
@@ -301,12 +337,13 @@ class ExpertParallelMoE(paddle.nn.Layer):
         self.gate = paddle.nn.Linear(HIDDEN, dist.get_world_size())
         paddle.seed(4321 + dist.get_rank())
         self.expert = paddle.nn.Linear(HIDDEN, HIDDEN)
+        self.group = model_parallel_group()  # the expert-parallel group
 
     def forward(self, tokens):  # [t, h], this rank's tokens
-        nranks = dist.get_world_size()
+        nranks = _ranks(self.group)[0]
         weights = F.softmax(self.gate(tokens), axis=-1)
-        received = AllToAll.apply(paddle.concat([tokens] * nranks, axis=0))
-        returned = AllToAll.apply(F.gelu(self.expert(received)))
+        received = AllToAll.apply(paddle.concat([tokens] * nranks, axis=0), self.group)
+        returned = AllToAll.apply(F.gelu(self.expert(received)), self.group)
         chunks = paddle.split(returned, nranks, axis=0)
         return sum(weights[:, e:e + 1] * chunks[e] for e in range(nranks))
 

@@ -75,3 +75,39 @@ def test_framework_function_fails_in_pir(module, args, two_ranks):
                 function._p2s_legacy(*args(x))
     finally:
         paddle.disable_static()
+
+
+class _Group:
+    """What the static-mode functions read of a `paddle.distributed` group."""
+
+    id, nranks, rank = 7, 2, 0
+
+    @staticmethod
+    def is_member():
+        return True
+
+
+def _with_group(x):
+    parts = []
+    dist.all_gather(parts, x, group=_Group)
+    dist.all_reduce(parts[0], group=_Group)
+    return parts
+
+
+def test_group_in_static_program(two_ranks):
+    """PIR: the collectives are built on the group's ring; the legacy IR keeps paddle's refusal."""
+    paddle.enable_static()
+    try:
+        main, startup = paddle.static.Program(), paddle.static.Program()
+        with paddle.static.program_guard(main, startup):
+            x = paddle.static.data("x", [2, 3], "float32")
+            if not PIR:
+                with pytest.raises(AssertionError, match="Group can not be used in static graph mode"):
+                    _with_group(x)
+                return
+            parts = _with_group(x)
+    finally:
+        paddle.disable_static()
+    assert len(parts) == _Group.nranks
+    rings = {op.name(): op.attrs()["ring_id"] for op in main.global_block().ops if "ring_id" in op.attrs()}
+    assert rings == {"pd_op.all_gather": _Group.id, "pd_op.all_reduce_": _Group.id}
