@@ -147,28 +147,30 @@ def _keeping_block_ids(normalize: Callable[..., Any]) -> Callable[..., Any]:
             normalized = normalize(*args, **kwargs)
         finally:
             paddle.static.Program.clone = clone
-        _keep_sub_block_persistables(args[0], normalized)
+        _keep_sub_block_variables(args[0], normalized)
         return normalized
 
     normalize_program._p2s_keeps_block_ids = True  # type: ignore[attr-defined]
     return normalize_program
 
 
-def _keep_sub_block_persistables(program: Any, normalized: Any) -> None:
-    """Declare again, in `normalized`'s global block, the persistable variables of `program`
-    that only sub-blocks read.
+def _keep_sub_block_variables(program: Any, normalized: Any) -> None:
+    """Declare again, in `normalized`'s global block, the global variables of `program` that
+    only sub-blocks use.
 
     Pruning for inference (paddle 2.6.2 `Program._prune_with_input`) keeps the global
     block's variables that its remaining ops use and does not look into a pylayer op's
-    blocks; a parameter read only inside one (a frozen weight a recompute PyLayer's run
-    function uses without passing it to `apply`) is then neither saved nor found when the
-    program runs ("... not in VariableScope").
+    blocks. Two kinds live there but are used only inside one: a parameter (a frozen weight
+    a recompute PyLayer's run function uses without passing it to `apply`), which is then
+    not saved, and the output of an in-place write (`out[i:j] = x`: set_value's output is
+    created in the global block, LayerHelper `_create_global_variable_for_type_inference`).
+    The exported program then fails ("... not in VariableScope").
     """
     source, top = program.global_block(), normalized.global_block()
     for block in normalized.blocks[1:]:
         for op in block.ops:
-            for name in op.input_arg_names:
-                if block._find_var_recursive(name) is None and source.has_var(name) and source.var(name).persistable:
+            for name in op.input_arg_names + op.output_arg_names:
+                if block._find_var_recursive(name) is None and source.has_var(name):
                     top._clone_variable(source.var(name), force_persistable=False)
 
 

@@ -46,7 +46,7 @@ class Model(paddle.nn.Layer):
 
 INPUTS = [([4, 3], "float32", True)]
 # paddle 2.6.2's Program IR creates set_value's output in a sub-block as a global-block
-# variable (LayerHelper._create_global_variable_for_type_inference), which neither the saved
-# inference program (jit_save: "set_value_0.tmp_0 not in VariableScope") nor the optimizer's
-# program (train) carries: both fail loudly; the framework's own path does the same.
-MODES_2_6 = ("eager", "to_static", "sot", "static")
+# variable (LayerHelper._create_global_variable_for_type_inference), which the training
+# program of to_static does not carry ("Tensor holds no memory", loudly); the framework's own
+# path does the same. The exported program keeps it (legacy.py `_keep_sub_block_variables`).
+MODES_2_6 = ("eager", "to_static", "sot", "static", "jit_save")
