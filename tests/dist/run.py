@@ -30,11 +30,13 @@ PYLAYER_OPS = {"tensor_parallel_mlp": 6, "data_parallel_sync_bn": 1, "expert_par
 COVERS = {
     "tensor_parallel_mlp": "2-way tensor + sequence parallel MLP block: scatter, sequence-parallel "
                            "LayerNorm, all-gather, column/row-parallel linear, reduce-scatter, gather; "
-                           "then c_identity / mp_allreduce around a tensor-parallel head",
+                           "then c_identity / mp_allreduce around a tensor-parallel head; the layers "
+                           "take the model-parallel group (fleet's, on 3.x)",
     "data_parallel_sync_bn": "2-way data parallel: batch norm whose forward and backward all-reduce "
                              "the statistics of both ranks' batches; gradients averaged over ranks",
     "expert_parallel_moe": "expert parallel MoE, one expert per rank: all-to-all to the experts and "
-                           "back (built from all_gather: gloo has no all_to_all)",
+                           "back (built from all_gather: gloo has no all_to_all), in the expert-parallel "
+                           "group (fleet's model-parallel group, on 3.x)",
 }
 
 
