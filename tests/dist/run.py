@@ -53,7 +53,8 @@ def launch(variant, original, transpiled, out):
         path = os.path.join(results, f"rank{rank}.json")
         if os.path.exists(path):
             os.remove(path)
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # The launcher's key-value store writes http.log into its working directory: keep it in `out`.
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=out)
     try:
         status = f"exit {proc.wait(timeout=LAUNCH_TIMEOUT)}"
     except subprocess.TimeoutExpired:
@@ -152,6 +153,7 @@ def main():
     parser.add_argument("--bin", required=True)
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
+    args.out = os.path.abspath(args.out)  # the launches run in it
     os.makedirs(args.out, exist_ok=True)
     version = paddle.__version__
     checks = Checks()

@@ -8,7 +8,7 @@ import paddle.nn.functional as F
 from paddle.autograd import PyLayer
 
 
-class XSoftmax(PyLayer):
+class XSoftmax(PyLayer):  # noqa: P2S102 - inference-only on purpose
     @staticmethod
     def forward(ctx, input, mask, dim):
         ctx.dim = dim
@@ -18,7 +18,7 @@ class XSoftmax(PyLayer):
         return paddle.where(rmask, paddle.zeros_like(output), output)
 
 
-class MaskedFill(PyLayer):
+class MaskedFill(PyLayer):  # noqa: P2S102 - inference-only on purpose
     @staticmethod
     def forward(ctx, input, mask, value=0.0):
         return paddle.where(paddle.cast(mask, "bool"), paddle.full_like(input, value), input)
