@@ -15,6 +15,10 @@ paddle/fluid/eager/pylayer/py_layer_node.cc `GradNodePyLayer::operator()`):
   it may return fewer items than there are input slots when every slot it leaves out
   stops gradient; a slot that stops gradient must get None.
 
+Backward is built as eager runs it: grad mode off unless it turns it on (a PyLayer applied
+under `paddle.enable_grad()` there is an op of its own, with its own backward), saved
+tensors keep their stop_gradient, and saved parameters are the parameters themselves.
+
 Tensors deeper in the structures are op inputs and outputs too (so the sub-blocks
 can use them) but, as in eager, no gradient flows through them. Whatever breaks these
 rules raises `PyLayerContractError` while the graph is built, naming the class and

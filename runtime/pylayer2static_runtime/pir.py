@@ -199,11 +199,14 @@ def _traced_parameters() -> Iterator[None]:
     from paddle.jit.dy2static.program_translator import _program_hash
 
     record = recorder.get
+    parameters: Dict[str, Any] = {}  # the program's, found once: backward adds none
 
     def get(program: Any, tensor: Any) -> Any:
         if _program_hash(program) in recorder.params_dict:
             return record(program, tensor)
-        parameter = _program_parameters().get(tensor.name)
+        if not parameters:
+            parameters.update(_program_parameters())
+        parameter = parameters.get(tensor.name)
         if parameter is None:
             raise PyLayerContractError(
                 f"backward reads '{tensor.name}', a tensor of the layer that the traced forward "
