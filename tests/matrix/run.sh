@@ -9,7 +9,8 @@
 #     and the requirements it was made from; remade only when those change);
 #   - the e2e suite (tests/e2e, as tests/e2e/run.sh runs it), the conformance suite
 #     (tests/conformance/run.sh BIN --venv DIR) and tests/e2e/support_matrix.py (into
-#     build/matrix/X.Y.Z/support.md: the per-case table of that version, and its summary);
+#     build/matrix/X.Y.Z/support.md: the per-case table of that version, and its summary; its
+#     cells in build/matrix/X.Y.Z/X.Y.Z.json, not in the repository's docs/support-data/);
 # then the table of docs/SUPPORT.md's `all-versions` section (tests/matrix/support_table.py):
 # --write rewrites it, --check exits 1 with a diff when the committed one differs, neither
 # prints it. Ends with `matrix: N passed, N failed` (one per version and suite); exits 1 on
@@ -87,7 +88,7 @@ for v in $versions; do
         fail "$v: conformance (no tests/conformance/run.sh)"
     fi
     t3=$(date +%s)
-    if "$py" tests/e2e/support_matrix.py --bin "$bin" --doc "$dir/support.md" >"$dir/support.log" 2>&1; then
+    if "$py" tests/e2e/support_matrix.py --bin "$bin" --doc "$dir/support.md" --data "$dir" >"$dir/support.log" 2>&1; then
         pass
     else
         fail "$v: support_matrix.py ($dir/support.log)"

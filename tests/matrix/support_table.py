@@ -7,7 +7,7 @@ the run, --print prints it. Nothing in it depends on the run's timing or paths, 
 results give the same bytes.
 
 The section sits in docs/SUPPORT.md as one more `<!-- support-matrix NAME begin/end -->` block
-(NAME `all-versions`), after the per-version tables: tests/e2e/support_matrix.py rewrites the
+(NAME `all-versions`), after the features table: tests/e2e/support_matrix.py rewrites the
 file from those blocks (keeping each, and putting this one last), so both generators keep
 each other's output and each one's --check passes.
 """
@@ -69,10 +69,11 @@ def conformance_result(d, version):
     return int(last[-1][0]), int(last[-1][1]), expected, fails
 
 
-def support_summary(d):
-    """The counts of support_matrix.py's closing line, or None."""
-    m = re.search(r"^(\d+) cases: the framework's own `to_static` equals eager in (\d+); pylayer2static equals "
-                  r"eager in every mode in (\d+), and in every mode but those a framework bug rules out in (\d+) more\.",
+def support_summary(d, version):
+    """The counts of the version's summary line of support_matrix.py, or None."""
+    m = re.search(r"^- paddlepaddle " + re.escape(version) + r" \([^)]*\): (\d+) cases; the framework's own "
+                  r"`to_static` equals eager in (\d+); pylayer2static equals eager in every mode in (\d+), and in "
+                  r"every mode but those a framework bug rules out in (\d+) more\.$",
                   read(os.path.join(d, "support.md")), re.M)
     return tuple(int(x) for x in m.groups()) if m else None
 
@@ -108,7 +109,7 @@ def render(outdir, versions):
             if x:
                 conf_cell += f" ({x} expected difference{'s' if x > 1 else ''})"
             notes += [f"- {v}, conformance: {line.replace('|', '/')}" for line in fails]
-        summary = support_summary(d)
+        summary = support_summary(d, v)
         if summary is None:
             fw_cell = p2s_cell = "❌ did not run"
             notes.append(f"- {v}, support_matrix.py: did not run")
@@ -132,9 +133,9 @@ def render(outdir, versions):
         "  cases, tree mode, double backward);",
         "- **conformance**: `tests/conformance`, PaddlePaddle's own PyLayer tests transpiled: each",
         "  test that passes untranspiled passes transpiled, but the expected differences it lists;",
-        "- the last two columns: the closing counts of `tests/e2e/support_matrix.py` run on that",
-        "  version (the per-case tables of the pinned versions are above; the others are left in",
-        "  `build/matrix/X.Y.Z/support.md`): in how many cases the framework's own",
+        "- the last two columns: the summary counts of `tests/e2e/support_matrix.py` run on that",
+        "  version (the per-case columns of the pinned versions are in the table above; the others",
+        "  are left in `build/matrix/X.Y.Z/support.md`): in how many cases the framework's own",
         "  `to_static(full_graph=True)` of the untranspiled program equals eager, and in how many",
         "  the transpiled program equals eager in every mode.",
         "",
