@@ -366,6 +366,10 @@ case links to its test.
 - **Forward-only PyLayers** (no backward): eager raises only if a gradient is requested.
   PIR does the same; the legacy IR (2.6.2), which builds backward with the op, refuses the
   op when it is built if an input needs a gradient.
+- **`ctx.set_materialize_grads(False)`**: eager passes backward None for an output that
+  got no gradient; both IRs' autodiff hand it zeros instead, so a backward that treats None
+  as zero (as it must) gives the same numbers, and one that branches on `grad is None` to
+  other arithmetic would not (`ctx_flags`, `real_moe_gate` cover the first kind).
 - **Double backward** through a pylayer op: both IRs refuse it, whoever built the op (the
   framework's own message).
 - **Inference predictor**: its `constant_folding_pass` fails on a pylayer op whose inputs are
