@@ -160,15 +160,14 @@ def converted_code_semantics() -> Iterator[None]:
         yield
         return
     inplace = _inplace_map()
-    checkpoint = inplace.save_checkpoint() if inplace is not None else None
+    checkpoint = inplace.save_checkpoint()
     previous = base.global_var._in_to_static_mode_
     base.global_var._in_to_static_mode_ = True
     try:
         yield
     finally:
         base.global_var._in_to_static_mode_ = previous
-        if inplace is not None:
-            inplace.restore_checkpoint(checkpoint)
+        inplace.restore_checkpoint(checkpoint)
 
 
 def _is_in(value: Any, values: List[Any]) -> bool:

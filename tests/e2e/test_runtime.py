@@ -45,3 +45,15 @@ def test_default_stands_for_forwards_own_default(transpile) -> None:
     op = p2s.PyLayerOp(module.cus_tanh, (1.0, abs, p2s.DEFAULT), {})
     assert op.args[2] is module.cus_tanh.forward.__defaults__[0]
     assert repr(p2s.DEFAULT) == "pylayer2static_runtime.DEFAULT"
+
+
+def test_static_programs_leave_no_inplace_map_entries(transpile) -> None:
+    """Converted code in a pure static program records its in-place writes in dy2static's map
+    only while it is built: left behind, they outlive the program and a later program with
+    the same id reads freed values (paddle 3.0.0-3.2.2 segfaults)."""
+    module = harness.load_module(transpile(case("inplace_writes")), "e2e_runtime_inplace_writes")
+    inplace = p2s_op._inplace_map()
+    before = {key: len(entries) for key, entries in inplace.params_dict.items()}
+    harness.run_static(module, harness.reference_state(module))
+    after = {key: len(entries) for key, entries in inplace.params_dict.items()}
+    assert after == before

@@ -8,10 +8,37 @@
 
 #include "alloc.h"
 #include "parse.h"
+#include "plan.h"
 #include "rules.h"
 #include "transpile.h"
 
 static P2sRules rules;
+
+/* Text appended to the plan p2s_transpile builds, to break the output on purpose: linked with
+ * -Wl,--wrap=p2s_plan_build (Makefile), so a test can check that the verification catches a
+ * plan that emits code that does not parse. */
+static const char *corrupt_edit;   /* appended to the first edit */
+static const char *corrupt_tail;   /* appended to the generated tail */
+
+__typeof__(p2s_plan_build) __real_p2s_plan_build, __wrap_p2s_plan_build;
+
+int __wrap_p2s_plan_build(const P2sSource *src, const P2sFindings *found, const P2sRules *rules_,
+                          bool with_tail, P2sDiagSink *sink, P2sPlan *out)
+{
+    int rc = __real_p2s_plan_build(src, found, rules_, with_tail, sink, out);
+    if (rc == 0 && corrupt_edit && out->edits.size > 0) {
+        P2sEdit *first = &out->edits.contents[0];
+        P2sStrbuf text;
+        p2s_strbuf_init(&text);
+        p2s_strbuf_add(&text, first->text, strlen(first->text));
+        p2s_strbuf_add(&text, corrupt_edit, strlen(corrupt_edit));
+        p2s_free(first->text);
+        first->text = p2s_strbuf_detach(&text, NULL);
+    }
+    if (rc == 0 && corrupt_tail)
+        p2s_strbuf_add(&out->tail, corrupt_tail, strlen(corrupt_tail));
+    return rc;
+}
 
 #define LAYER \
     "class L(PyLayer):\n" \
@@ -124,6 +151,43 @@ static void test_transpile_lint_only_reports_without_an_output(void **state)
     p2s_source_release(&src);
 }
 
+/* A plan whose output does not parse (here broken on purpose) is an internal error, P2S900,
+ * and no output: in an edited piece and in the generated tail alike. */
+static void transpile__expect_caught(const char *edit, const char *tail)
+{
+    const char *text = "from paddle.autograd import PyLayer\n" LAYER "\nx = 1\n\ny = L.apply(x)\n\nz = 2\n";
+    P2sSource src;
+    P2sDiagSink sink;
+    P2sStrbuf out;
+    bool changed = true;
+    corrupt_edit = edit;
+    corrupt_tail = tail;
+    p2s_source_from_bytes(&src, "m.py", text, strlen(text));
+    p2s_diag_sink_init(&sink);
+    p2s_strbuf_init(&out);
+    assert_int_equal(p2s_transpile(&src, &rules, P2S_MODE_TRANSPILE, &sink, &out, &changed),
+                     P2S_TRANSPILE_INTERNAL_ERROR);
+    corrupt_edit = corrupt_tail = NULL;
+    assert_false(changed);
+    assert_int_equal(out.len, 0);
+    assert_true(sink.items.size > 0);
+    const P2sDiag *last = &sink.items.contents[sink.items.size - 1];
+    assert_string_equal(last->code, "P2S900");
+    assert_non_null(strstr(last->message, "does not parse"));
+    p2s_strbuf_release(&out);
+    p2s_diag_sink_release(&sink);
+    p2s_source_release(&src);
+}
+
+static void test_transpile_verification_catches_an_output_that_does_not_parse(void **state)
+{
+    (void)state;
+    transpile__expect_caught("(", NULL);            /* a bracket left open in an edit */
+    transpile__expect_caught(" if:", NULL);         /* a bad statement in an edit */
+    transpile__expect_caught(NULL, "\ndef (:\n");  /* the generated tail */
+    transpile__expect_caught(NULL, "\nb = [1,\n");  /* a bracket the tail leaves open */
+}
+
 static void test_parse_kind_by_grammar_symbol(void **state)
 {
     (void)state;
@@ -156,6 +220,7 @@ int main(void)
         cmocka_unit_test(test_transpile_verifies_across_piece_boundaries),
         cmocka_unit_test(test_transpile_drops_the_tree_when_allowed_and_makes_the_same_output),
         cmocka_unit_test(test_transpile_lint_only_reports_without_an_output),
+        cmocka_unit_test(test_transpile_verification_catches_an_output_that_does_not_parse),
         cmocka_unit_test(test_parse_kind_by_grammar_symbol),
     };
     int failed = cmocka_run_group_tests_name("transpile", tests, NULL, NULL);
