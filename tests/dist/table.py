@@ -8,7 +8,6 @@ after the others: tests/e2e/support_matrix.py and tests/matrix/support_table.py 
 they keep each other's.
 """
 import argparse
-import difflib
 import json
 import os
 import re
@@ -16,10 +15,12 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(HERE))
+
+import doc_section  # noqa: E402
+
 DOC = os.path.join(REPO, "docs", "SUPPORT.md")
 NAME = "distributed"
-BEGIN = f"<!-- support-matrix {NAME} begin -->"
-END = f"<!-- support-matrix {NAME} end -->"
 COLUMNS = [("eager", "eager"),
            ("framework to_static", "framework `to_static` (AST)"), ("framework sot", "framework `to_static` (SOT)"),
            ("p2s to_static", "pylayer2static `to_static` (AST)"), ("p2s sot", "pylayer2static `to_static` (SOT)"),
@@ -67,16 +68,6 @@ def render(summaries):
     return "\n".join(lines).rstrip("\n")
 
 
-def splice(doc_text, content):
-    block = f"{BEGIN}\n{content}\n{END}\n"
-    pattern = re.compile(re.escape(BEGIN) + r"\n.*?\n" + re.escape(END) + r"\n?", re.S)
-    if pattern.search(doc_text):
-        return pattern.sub(lambda _: block, doc_text, count=1)
-    if doc_text and not doc_text.endswith("\n"):
-        doc_text += "\n"
-    return doc_text + ("\n" if doc_text else "") + block
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     group = parser.add_mutually_exclusive_group(required=True)
@@ -94,25 +85,7 @@ def main(argv=None):
     if args.print:
         print(content)
         return 0
-    with open(args.doc, encoding="utf-8") as f:
-        old = f.read()
-    new = splice(old, content)
-    rel = os.path.relpath(args.doc, REPO)
-    if args.check:
-        if new == old:
-            print(f"e2e-dist: {rel} is up to date ({NAME})")
-            return 0
-        sys.stdout.writelines(difflib.unified_diff(old.splitlines(True), new.splitlines(True), args.doc, "fresh run"))
-        print(f"e2e-dist: {rel} is stale ({NAME}); regenerate with make e2e-dist-doc", file=sys.stderr)
-        return 1
-    if new != old:
-        tmp = args.doc + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(new)
-        os.replace(tmp, args.doc)
-    print(f"e2e-dist: wrote the {NAME} table of {rel}")
-    return 0
-
+    return doc_section.update(args.doc, NAME, content, args.check, "e2e-dist", "make e2e-dist-doc")
 
 if __name__ == "__main__":
     sys.exit(main())

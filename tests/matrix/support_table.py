@@ -12,7 +12,6 @@ file from those blocks (keeping each, and putting this one last), so both genera
 each other's output and each one's --check passes.
 """
 import argparse
-import difflib
 import os
 import re
 import sys
@@ -20,10 +19,12 @@ import xml.etree.ElementTree as ET
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(HERE))
+
+import doc_section  # noqa: E402
+
 DOC = os.path.join(REPO, "docs", "SUPPORT.md")
 NAME = "all-versions"
-BEGIN = f"<!-- support-matrix {NAME} begin -->"
-END = f"<!-- support-matrix {NAME} end -->"
 
 
 def read(path, default=""):
@@ -147,16 +148,6 @@ def render(outdir, versions):
     return "\n".join(lines)
 
 
-def splice(doc_text, content):
-    block = f"{BEGIN}\n{content}\n{END}\n"
-    pattern = re.compile(re.escape(BEGIN) + r"\n.*?\n" + re.escape(END) + r"\n?", re.S)
-    if pattern.search(doc_text):
-        return pattern.sub(lambda _: block, doc_text, count=1)
-    if doc_text and not doc_text.endswith("\n"):
-        doc_text += "\n"
-    return doc_text + ("\n" if doc_text else "") + block
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     group = parser.add_mutually_exclusive_group(required=True)
@@ -171,25 +162,7 @@ def main(argv=None):
     if args.print:
         print(content)
         return 0
-    old = read(args.doc)
-    new = splice(old, content)
-    if args.check:
-        if new == old:
-            print(f"matrix: {os.path.relpath(args.doc, REPO)} is up to date ({NAME})")
-            return 0
-        sys.stdout.writelines(difflib.unified_diff(old.splitlines(True), new.splitlines(True),
-                                                   args.doc, "fresh run"))
-        print(f"matrix: {os.path.relpath(args.doc, REPO)} is stale ({NAME}); regenerate with make matrix",
-              file=sys.stderr)
-        return 1
-    if new != old:
-        tmp = args.doc + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(new)
-        os.replace(tmp, args.doc)
-    print(f"matrix: wrote the {NAME} table of {os.path.relpath(args.doc, REPO)}")
-    return 0
-
+    return doc_section.update(args.doc, NAME, content, args.check, "matrix", "make matrix")
 
 if __name__ == "__main__":
     sys.exit(main())
