@@ -95,11 +95,14 @@ def test_gradient_through_forward_only_pylayer_fails(mode: str, transpile) -> No
     assert "a gradient was requested through this PyLayer, which has no backward" in text, text
 
 
-@pytest.mark.skipif(paddle.__version__.startswith("2.6"), reason="the Program IR builds backward with forward")
-def test_tensor_captured_by_backward_is_refused_under_to_static(transpile) -> None:
+def test_tensor_captured_by_backward(transpile) -> None:
     """PIR builds backward on a copy of the traced program: a tensor backward reads from a
-    closure is refused with the class and a fix, not a crash (paddle 3.3.1 SIGABRT)."""
+    closure is refused with the class and a fix, not a crash (paddle 3.3.1 SIGABRT). paddle
+    2.6.2's to_static fails on it too, with the framework's own KeyError: loudly either way."""
     path, module = _load("closure_tensor", transpile)
+    if paddle.__version__.startswith("2.6"):
+        assert "KeyError" in type(_run(module, "to_static")).__name__
+        return
     text = str(_run(module, "to_static"))
     assert f"PyLayer Recompute ({path}:{_line_of(path, 'class Recompute(PyLayer):')})" in text, text
     assert "backward uses a tensor that reaches it neither as an argument of apply nor through ctx" in text
