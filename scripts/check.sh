@@ -10,6 +10,11 @@ shift
 root=$(cd "$(dirname "$0")/.." && pwd)
 total_passed=0 total_failed=0
 started=$(date +%s)
+# Each suite's result line and the failure lines of the suites that failed, printed again at
+# the end: a CI log is often read from its tail.
+summary=$(mktemp)
+failures=$(mktemp)
+trap 'rm -f "$summary" "$failures"' EXIT
 
 renamed() {  # renamed NEW OLD COMMAND...: runs a suite, its `OLD:` result line renamed to NEW
     new=$1 old=$2
@@ -30,14 +35,23 @@ suite() {  # suite NAME COMMAND...: runs it, adds its `NAME: N passed, N failed`
     log=$(mktemp)
     "$@" 2>&1 | tee "$log"
     line=$(grep -E "^$name: [0-9]+ passed, [0-9]+ failed" "$log" | tail -n1)
-    rm -f "$log"
     if [ -z "$line" ]; then
         echo "check: suite $name printed no result"
+        echo "check: $name printed no result" >>"$summary"
+        echo "--- $name" >>"$failures"
+        grep -v XFAIL "$log" | grep -E "FAIL|Error|error:" | head -n 20 >>"$failures"
+        rm -f "$log"
         total_failed=$((total_failed + 1))
         return
     fi
     p=$(printf '%s' "$line" | sed 's/.*: \([0-9]*\) passed.*/\1/')
     f=$(printf '%s' "$line" | sed 's/.* \([0-9]*\) failed.*/\1/')
+    echo "check: $line" >>"$summary"
+    if [ "$f" -ne 0 ]; then
+        echo "--- $name" >>"$failures"
+        grep -v XFAIL "$log" | grep "FAIL" | grep -v "^$name: [0-9]* passed" | head -n 20 >>"$failures"
+    fi
+    rm -f "$log"
     total_passed=$((total_passed + p))
     total_failed=$((total_failed + f))
 }
@@ -77,6 +91,12 @@ timed suite lsp-valgrind renamed lsp-valgrind lsp sh "$root/tests/lsp/run.sh" "$
     -k lsp_valgrind_session
 timed suite reliability sh "$root/tests/reliability/run.sh" "$bin"
 
+echo "=== summary"
+cat "$summary"
+if [ -s "$failures" ]; then
+    echo "check: what failed (the first lines of each failing suite):"
+    cat "$failures"
+fi
 echo "check: finished in $(( $(date +%s) - started ))s"
 echo "$total_passed passed, $total_failed failed"
 [ "$total_failed" -eq 0 ] && [ "$total_passed" -gt 0 ]
