@@ -9,7 +9,7 @@ For each pinned framework version (venv, test tree of ../shared/paddle-tests):
      (exit 1 = error-level findings with output); exit >= 2, no output, or an output equal to
      the input is a failure of every test of that file;
   3. run every test file of both copies with `python -m unittest` (runner.py: the same
-     thing, plus a per-test record), from its folder, under the venv;
+     thing, plus a per-test record and seeded generators), from its folder, under the venv;
   4. every test that passes untranspiled must pass transpiled, except the entries of
      expected_differences.txt (`VERSION TEST_ID REASON`, VERSION exact or a range such as
      `3.x`), each of which must still differ on every version it matches that ran.
