@@ -250,22 +250,22 @@ bool p2s_lsp_reuse(const P2sLspEdit *edit, const P2sSource *src, const TSTree *t
         return false;
     size_t qs = ts_node_start_byte(q), qe = ts_node_end_byte(q), fs = ts_node_start_byte(f);
     size_t old_qe = ts_node_end_byte(old_q), old_fe = ts_node_end_byte(old_f);
-    if (qs > start || qe < new_end || ts_node_start_byte(old_q) != qs || ts_node_symbol(old_q) != ts_node_symbol(q) ||
+    if (qs > start || qe < new_end || old_qe < old_end || ts_node_start_byte(old_q) != qs || ts_node_symbol(old_q) != ts_node_symbol(q) ||
         reuse__shift(old_qe, old_end, new_end) != qe || ts_node_start_byte(old_f) != fs ||
         reuse__shift(old_fe, old_end, new_end) != ts_node_end_byte(f))
         return false;
-    if (!reuse__same_ancestors(q, old_q, old_end, new_end))
-        return false;
-    /* 2 */
-    if (!reuse__plain_text(text, src->len, qs, qe) || !reuse__plain_text(old, edit->old_len, qs, old_qe))
-        return false;
-    /* 3 */
+    /* 3 (cheap, so first) */
     for (size_t i = 0; i < facts->methods.size; i++)
         if (facts->methods.contents[i].start <= qs && qs < facts->methods.contents[i].end)
             return false;
     for (size_t i = 0; i < facts->classes.size; i++)
         if (facts->classes.contents[i].start >= fs && facts->classes.contents[i].start < old_fe)
             return false;
+    if (!reuse__same_ancestors(q, old_q, old_end, new_end))
+        return false;
+    /* 2 */
+    if (!reuse__plain_text(text, src->len, qs, qe) || !reuse__plain_text(old, edit->old_len, qs, old_qe))
+        return false;
     /* 4 */
     P2sNameSet names;
     p2s_nameset_init(&names);

@@ -448,7 +448,8 @@ def kept_session(text, seed, edits):
             if not broken:
                 undos = undos[-1:] if wild_edit else []
             undo = bool(undos) and (broken or wild_edit) and rng.random() < 0.8   # broken, then fixed
-        c.shutdown(timeout=60)
+        resp, code = c.shutdown(timeout=60)
+        check(code == 0, "exit status %r (99: valgrind found errors or leaks)" % code)
     finally:
         c.kill()
     with open(log.name, encoding="utf-8") as f:
@@ -467,7 +468,7 @@ def kept_diagnostics_are_a_full_analysis_after_random_edits():
     # that call, most body edits keep the diagnostics
     for seed, variant in enumerate([text, text.replace("w = layer.apply(y)", "w = y")] * 2):
         kept += kept_session(variant, seed, edits)
-    check(kept >= edits // 10, "only %d analyses kept their diagnostics" % kept)
+    check(kept >= (1 if WRAP else edits // 10), "only %d analyses kept their diagnostics" % kept)
 
 
 @test
