@@ -13,6 +13,7 @@
 #include "config.h"
 #include "jsonrpc.h"
 #include "lsp_features.h"
+#include "lsp_reuse.h"
 #include "lsp_text.h"
 #include "lsp_workspace.h"
 #include "rules.h"
@@ -43,6 +44,18 @@ typedef struct {
     P2sSource src;
     P2sUnit unit;
     P2sTranspileStatus status;
+    bool stale_findings;        /* diagnostics kept across an edit (lsp_reuse.h): unit.found is
+                                   empty, and a request that reads it analyzes in full first */
+    P2sLspFacts facts;          /* of the last full analysis, shifted across kept edits */
+    /* The analysis of the text before the pending changes, kept by didChange so that the next
+     * analysis may keep its diagnostics (one ranged change only; anything else forgets it). Its
+     * unit's src is not read: kept_text holds those bytes. */
+    bool kept;
+    size_t kept_changes;
+    size_t edit_start, edit_old_end, edit_new_end;
+    P2sStrbuf kept_text;
+    P2sUnit kept_unit;
+    P2sTranspileStatus kept_status;
 } LspDoc;
 
 /* Rules for one configuration file (NULL path: none). */
@@ -259,9 +272,19 @@ static void lsp__drop_analysis(LspDoc *d)
     d->too_large = false;
 }
 
+static void lsp__forget_kept(LspDoc *d)
+{
+    if (d->kept)
+        p2s_unit_release(&d->kept_unit);
+    d->kept = false;
+}
+
 static void lsp__doc_delete(LspDoc *d)
 {
     lsp__drop_analysis(d);
+    lsp__forget_kept(d);
+    p2s_lsp_facts_release(&d->facts);
+    p2s_strbuf_release(&d->kept_text);
     if (d->tree)
         ts_tree_delete(d->tree);
     p2s_strbuf_release(&d->text);
@@ -282,6 +305,7 @@ static LspDoc *lsp__doc(P2sLsp *s, const char *uri)
 /* Where a document belongs: its folder (the deepest that contains it), module and rules. */
 static void lsp__place(P2sLsp *s, LspDoc *d)
 {
+    lsp__forget_kept(d);
     p2s_free(d->module);
     d->module = NULL;
     d->ws = NULL;
@@ -301,14 +325,59 @@ static void lsp__place(P2sLsp *s, LspDoc *d)
     p2s_free(dir);
 }
 
+/* P2S_LSP_CHECK_REUSE=1 (the tests): every kept result is compared with a full analysis of the
+ * same text, and a difference aborts the server. */
+static void lsp__check_kept(const LspDoc *d)
+{
+    const char *env = getenv("P2S_LSP_CHECK_REUSE");
+    if (!env || strcmp(env, "1") != 0)
+        return;
+    P2sUnit unit;
+    p2s_unit_init(&unit, &d->src);
+    unit.lint_only = true;
+    P2sTranspileStatus status = p2s_unit_parse(&unit);
+    if (status == P2S_TRANSPILE_OK) {
+        P2sModule module = {d->module, d->is_package, d->ws ? &d->ws->external : NULL};
+        p2s_unit_find(&unit, d->rules, d->module ? &module : NULL);
+        status = p2s_unit_finish(&unit, d->rules);
+    }
+    bool same = status == d->status && p2s_lsp_same_diagnostics(&unit.sink, &d->unit.sink);
+    p2s_unit_release(&unit);
+    fprintf(stderr, "pylayer2static lsp: kept the diagnostics of %s\n", d->uri);
+    if (!same) {
+        fprintf(stderr, "pylayer2static lsp: kept diagnostics differ from a full analysis (edit %zu..%zu -> %zu)\n",
+                d->edit_start, d->edit_old_end, d->edit_new_end);
+        abort();
+    }
+}
+
+/* After the reparse of a lint analysis: the previous diagnostics, shifted, when the one edit
+ * since cannot change them (lsp_reuse.h). edited is the previous tree told of the edit (NULL:
+ * the text was parsed anew). */
+static bool lsp__keep_diagnostics(LspDoc *d, const TSTree *edited)
+{
+    if (!d->kept || d->kept_changes != 1 || !edited || d->unit.sink.items.size > 0 || !d->unit.tree ||
+        !d->kept_unit.tree || d->nul)
+        return false;
+    P2sLspEdit edit = {d->kept_text.buf, d->kept_text.len, d->kept_unit.tree, &d->kept_unit.sink,
+                       d->edit_start, d->edit_old_end, d->edit_new_end};
+    if (!p2s_lsp_reuse(&edit, &d->src, d->unit.tree, &d->facts, &d->unit.sink))
+        return false;
+    d->status = d->kept_status;
+    lsp__check_kept(d);
+    return true;
+}
+
 /* Runs the CLI's pipeline over the document: reparse from the edited tree, find, then check and
- * plan (lint only: the diagnostics) or the whole of finish (full: the output, verified). */
+ * plan (lint only: the diagnostics) or the whole of finish (full: the output, verified); or,
+ * after one edit that cannot change them, the previous diagnostics (lsp__keep_diagnostics). */
 static void lsp__analyze(LspDoc *d, bool full)
 {
     lsp__drop_analysis(d);
     d->analyzed = true;
     d->full = full;
     if (d->text.len > P2S_LSP_MAX_DOC) {
+        lsp__forget_kept(d);
         d->too_large = true;
         if (d->tree)
             ts_tree_delete(d->tree);
@@ -327,16 +396,32 @@ static void lsp__analyze(LspDoc *d, bool full)
     p2s_source_view(&d->src, d->path ? d->path : d->uri, bytes, d->text.len);
     p2s_unit_init(&d->unit, &d->src);
     d->unit.lint_only = !full;
-    TSTree *tree = NULL;
-    d->status = p2s_unit_reparse(&d->unit, d->tree, &tree);
-    if (d->tree)
-        ts_tree_delete(d->tree);
+    TSTree *tree = NULL, *edited = d->tree;
+    d->status = p2s_unit_reparse(&d->unit, edited, &tree);
     d->tree = tree;
-    if (d->status == P2S_TRANSPILE_OK) {
+    d->stale_findings = false;
+    if (d->status == P2S_TRANSPILE_OK && !full && lsp__keep_diagnostics(d, edited)) {
+        d->stale_findings = true;
+    } else if (d->status == P2S_TRANSPILE_OK) {
         P2sModule module = {d->module, d->is_package, d->ws ? &d->ws->external : NULL};
         p2s_unit_find(&d->unit, d->rules, d->module ? &module : NULL);
         d->status = p2s_unit_finish(&d->unit, d->rules);
     }
+    if (!d->stale_findings && p2s_transpile_made_output(d->status) && d->unit.tree)
+        p2s_lsp_facts_set(&d->facts, &d->unit.found);
+    else if (!d->stale_findings)
+        p2s_lsp_facts_release(&d->facts);
+    if (edited)
+        ts_tree_delete(edited);
+    lsp__forget_kept(d);
+}
+
+/* Requests read the findings: after kept diagnostics they are made (the diagnostics are the
+ * same, so nothing is published again). */
+static void lsp__need_findings(LspDoc *d)
+{
+    if (d->analyzed && d->stale_findings && !d->too_large)
+        lsp__analyze(d, d->full);
 }
 
 static void lsp__publish(P2sLsp *s, LspDoc *d)
@@ -399,9 +484,12 @@ static void lsp__scan(P2sLsp *s, P2sWorkspace *ws)
                         P2S_WS_MAX_FILES, P2S_WS_MAX_FILE >> 20);
     lsp__message(s, "window/logMessage", 4, text.buf);
     p2s_strbuf_release(&text);
-    for (size_t i = 0; i < s->docs.size; i++)
-        if (s->docs.contents[i]->ws == ws)
+    for (size_t i = 0; i < s->docs.size; i++) {
+        if (s->docs.contents[i]->ws == ws) {
             s->docs.contents[i]->dirty = true;
+            lsp__forget_kept(s->docs.contents[i]);
+        }
+    }
 }
 
 static void lsp__add_folder(P2sLsp *s, const char *uri)
@@ -452,6 +540,7 @@ static void lsp__saved(P2sLsp *s, LspDoc *d)
     if (!d->ws || !d->module)
         return;
     lsp__refresh(s, d);
+    lsp__need_findings(d);
     if (d->too_large || d->status == P2S_TRANSPILE_INPUT_ERROR || !d->unit.tree)
         return;
     P2sWsModule *m = p2s_workspace_module(d->ws, d->path);
@@ -501,8 +590,10 @@ static LspDoc *lsp__param_doc(P2sLsp *s, const cJSON *params)
 {
     const char *uri = lsp__get_string(lsp__get(params, "textDocument"), "uri");
     LspDoc *d = uri ? lsp__doc(s, uri) : NULL;
-    if (d)
+    if (d) {
         lsp__refresh(s, d);
+        lsp__need_findings(d);
+    }
     return d;
 }
 
@@ -524,6 +615,7 @@ static void lsp__did_open(P2sLsp *s, const cJSON *params)
         lsp__place(s, d);
     }
     lsp__drop_analysis(d);
+    lsp__forget_kept(d);
     if (d->tree)
         ts_tree_delete(d->tree);
     d->tree = NULL;
@@ -535,6 +627,30 @@ static void lsp__did_open(P2sLsp *s, const cJSON *params)
     d->dirty = true;
 }
 
+/* Before the text changes: an up-to-date lint analysis is kept (lsp__keep_diagnostics may reuse
+ * it), any other dropped. */
+static void lsp__keep_or_drop(LspDoc *d)
+{
+    if (!d->analyzed)
+        return;
+    bool keep = !d->dirty && !d->full && !d->too_large && !d->nul && d->facts.valid &&
+                p2s_transpile_made_output(d->status) && d->unit.tree;
+    lsp__forget_kept(d);
+    if (!keep) {
+        lsp__drop_analysis(d);
+        return;
+    }
+    p2s_strbuf_reset(&d->kept_text);
+    p2s_strbuf_add(&d->kept_text, d->text.buf, d->text.len);
+    d->kept_unit = d->unit;          /* moved: its src (a view of text) is not read again */
+    memset(&d->unit, 0, sizeof d->unit);
+    d->kept_status = d->status;
+    d->kept = true;
+    d->kept_changes = 0;
+    p2s_source_release(&d->src);
+    d->analyzed = false;
+}
+
 static void lsp__did_change(P2sLsp *s, const cJSON *params)
 {
     const cJSON *item = lsp__get(params, "textDocument");
@@ -543,7 +659,7 @@ static void lsp__did_change(P2sLsp *s, const cJSON *params)
     LspDoc *d = uri ? lsp__doc(s, uri) : NULL;
     if (!d || !cJSON_IsArray(changes))
         return;
-    lsp__drop_analysis(d);
+    lsp__keep_or_drop(d);
     for (const cJSON *c = changes->child; c; c = c->next) {
         const char *text = lsp__get_string(c, "text");
         if (!text)
@@ -560,8 +676,13 @@ static void lsp__did_change(P2sLsp *s, const cJSON *params)
                 start = end;
                 end = t;
             }
+            d->kept_changes++;
+            d->edit_start = start;
+            d->edit_old_end = end;
+            d->edit_new_end = start + strlen(text);
             p2s_lsp_splice(&d->text, start, end, text, strlen(text), d->tree);
         } else {
+            lsp__forget_kept(d);
             p2s_strbuf_reset(&d->text);
             p2s_strbuf_adds(&d->text, text);
             if (d->tree)
@@ -571,6 +692,8 @@ static void lsp__did_change(P2sLsp *s, const cJSON *params)
         }
     }
     d->nul = d->nul || s->nul_in_message;
+    if (d->nul)
+        lsp__forget_kept(d);
     const cJSON *version = lsp__get(item, "version");
     if (cJSON_IsNumber(version))
         d->version = version->valuedouble;

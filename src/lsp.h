@@ -8,6 +8,8 @@
  * client's settings in the shape of the command line's options), and modules of a workspace
  * folder are indexed as tree mode finds them (lsp_workspace.h) for PyLayers of sibling
  * modules. Changes are coalesced: diagnostics are published when no more input is waiting.
+ * An edit that cannot change any diagnostic (lsp_reuse.h) keeps the previous ones, shifted;
+ * P2S_LSP_CHECK_REUSE=1 checks each such result against a full analysis (the tests).
  *
  * The server is a value driven by bytes (p2s_lsp_feed), so the fuzz target drives it exactly as
  * the stdio loop does; it never touches the file system when the options say so. */

@@ -1,17 +1,25 @@
 """Benchmark of `pylayer2static lsp` (not a timed test; `make bench` runs it).
 
-    python3 tests/bench/lsp_bench.py BIN [--edits 10000] [--bytes 100000] [--no-valgrind]
+    python3 tests/bench/lsp_bench.py BIN [--edits 10000] [--bytes 100000] [--no-valgrind] [--wrap CMD] [--at TEXT]
 
 A PyLayer-dense file of about --bytes (tests/bench/gen_pylayer.py, some 3,000 lines at 100 KB)
 is opened; then --edits one-character edits alternately insert and delete a character on a
-line in the middle of the file. Each edit is sent alone and the client waits for the
-publishDiagnostics of its version, so every edit costs a full incremental analysis: the latency
+line past the middle of the file, after the first character of --at: by default in a model's
+forward, an edit whose diagnostics the server keeps (src/lsp_reuse.h); `--at "grad = dy"` puts
+it in a PyLayer's backward, which the checker reads, so every edit is analyzed in full. Each
+edit is sent alone and the client waits for the publishDiagnostics of its version: the latency
 is the time from writing didChange to reading its diagnostics. The server runs on one core
 (taskset -c 0 when available). The RSS of the server (VmRSS) is sampled along the way: it must
 stay flat. A short session under valgrind memcheck ends it (skipped without valgrind).
+
+Instructions per analysis: run the server under callgrind for two edit counts and divide the
+difference of the totals by the difference of the counts, e.g.
+    --edits 1 --no-valgrind --wrap "valgrind --tool=callgrind --callgrind-out-file=cg.1"
+    --edits 21 --no-valgrind --wrap "valgrind --tool=callgrind --callgrind-out-file=cg.21"
 """
 import argparse
 import os
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -32,7 +40,7 @@ def rss_kib(pid):
     return 0
 
 
-def session(argv, text, edits, samples):
+def session(argv, text, edits, samples, at="h = self.linear(x)"):
     c = Client(argv)
     uri = "file:///bench/dense.py"
     try:
@@ -44,9 +52,9 @@ def session(argv, text, edits, samples):
         open_ms = (time.perf_counter() - t0) * 1e3
         lines = text.split("\n")
         row = len(lines) // 2
-        while "h = self.linear(x)" not in lines[row]:
+        while at not in lines[row]:
             row += 1
-        col = lines[row].index("h = self.linear(x)") + 1  # `h` -> `hz` -> `h`
+        col = lines[row].index(at) + 1  # `h` -> `hz` -> `h`
         latencies, rss = [], []
         for i in range(edits):
             version = i + 2
@@ -77,6 +85,9 @@ def main():
     ap.add_argument("--edits", type=int, default=10000)
     ap.add_argument("--bytes", type=int, default=100000)
     ap.add_argument("--no-valgrind", action="store_true")
+    ap.add_argument("--at", default="h = self.linear(x)",
+                    help="the edit goes after the first character of this text, on a line past the middle")
+    ap.add_argument("--wrap", default="", help="a command the server runs under (e.g. callgrind)")
     args = ap.parse_args()
     binary = os.path.abspath(args.binary)
     tmp = tempfile.mkdtemp(prefix="p2s-lsp-bench-")
@@ -87,7 +98,8 @@ def main():
             text = f.read()
         pin = ["taskset", "-c", "0"] if shutil.which("taskset") else []
         samples = {n for n in (10, 100, 1000, 2000, 5000, 10000, args.edits) if n <= args.edits}
-        open_ms, lat, rss, ndiags, code = session(pin + [binary, "lsp"], text, args.edits, samples)
+        open_ms, lat, rss, ndiags, code = session(pin + shlex.split(args.wrap) + [binary, "lsp"], text, args.edits,
+                                                  samples, args.at)
         lat_sorted = sorted(lat)
         print("lsp: file %d bytes, %d lines, %d diagnostics; %s" % (len(text.encode()), text.count("\n"), ndiags,
                                                                    "one core (taskset -c 0)" if pin else "unpinned"))
