@@ -3,8 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,8 +11,8 @@
 #include "alloc.h"
 #include "io.h"
 
-/* Pending renames per batch: the cleanup registry has 64 slots and a few stay free for
- * single writes (the depfile). */
+/* Pending renames per batch written through p2s_output_batch_write: well below the cleanup
+ * registry's slots (alloc.h), which batches written on several threads share. */
 #define OUTPUT_BATCH_MAX 56
 
 static mode_t output__new_file_mode(void)
@@ -132,19 +130,12 @@ static int output__write_temp(const char *path, const char *bytes, size_t len, i
     output__dirname(path, &dir);
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     p2s_strbuf_addf(temp, "%s/.%s.p2s-XXXXXX", dir.buf, base);
-    /* SIGINT/SIGTERM wait until the temp file is registered for removal: between its creation
-     * and its registration an interrupt would leave it behind. */
-    sigset_t stop, saved;
-    sigemptyset(&stop);
-    sigaddset(&stop, SIGINT);
-    sigaddset(&stop, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &stop, &saved);
-    int fd = p2s_io_mkstemp(temp->buf);
-    int saved_errno = errno;
-    *slot = fd >= 0 ? p2s_cleanup_register(temp->buf) : -1;
-    pthread_sigmask(SIG_SETMASK, &saved, NULL);
-    if (fd < 0) {
-        p2s_strbuf_addf(err, "cannot create a temporary file in '%s': %s", dir.buf, strerror(saved_errno));
+    /* Created and registered for removal as one step (alloc.h): an interrupt or another
+     * thread running out of memory in between would otherwise leave it behind. */
+    int fd;
+    *slot = p2s_cleanup_create(temp->buf, p2s_io_mkstemp, &fd);
+    if (*slot < 0) {
+        p2s_strbuf_addf(err, "cannot create a temporary file in '%s': %s", dir.buf, strerror(errno));
         goto done;
     }
     if (p2s_io_write_all(fd, bytes, len) < 0 || fchmod(fd, mode) < 0 || (sync && p2s_io_fsync(fd) < 0)) {
@@ -255,6 +246,13 @@ int p2s_output_batch_write(P2sOutputBatch *self, const char *path, const char *b
     }
     p2s_free(target);
     return rc;
+}
+
+void p2s_output_batch_take(P2sOutputBatch *self, P2sOutputBatch *from)
+{
+    for (size_t i = 0; i < from->pending.size; i++)
+        array_push(&self->pending, from->pending.contents[i]);
+    from->pending.size = 0;
 }
 
 static void output__pending_free(P2sPendingOutput *p)
