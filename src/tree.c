@@ -1,11 +1,12 @@
 /* tree.c — a source tree through the pipeline.
  *
  * Phases: walk (sorted, so every run sees files in one order) -> read, parse and find every
- * module on the workers -> find again, on this thread, until the set of PyLayer classes that
+ * module on the workers (biggest first) -> find again, on the workers, until the set of PyLayer classes that
  * modules export (directly or re-exported) stops growing -> finish every module on the workers
  * -> on this thread, finish again each module that uses an exported PyLayer left as written
- * (a contract error), until no more are -> report and deliver in path order on this thread. Workers only touch their own entry, so
- * -jN output is byte-identical to -j1. */
+ * (a contract error), until no more are -> window by window, write the temp files on the
+ * workers, then report in path order, sync once and rename on this thread. Workers only touch
+ * their own entry, so -jN output is byte-identical to -j1. */
 #include "tree.h"
 
 #include <dirent.h>
@@ -379,28 +380,46 @@ static bool tree__missed_any(const P2sNameSet *misses, const P2sStrings *fresh)
     return false;
 }
 
-/* Finds again until the set of exported PyLayers stops growing: each round, only the modules
- * that missed one of the names that just appeared (a parked one is parsed again for it). */
-static void tree__resolve_across_modules(Tree *t)
+typedef struct {
+    Tree *t;
+    const size_t *indices;
+} Refind;
+
+static void tree__refind_one(void *ctx, size_t k)
 {
+    Refind *r = ctx;
+    Entry *e = &r->t->entries.contents[r->indices[k]];
+    if (e->parked)
+        tree__unpark_and_find(r->t, e);
+    else
+        tree__find(r->t, e);
+}
+
+/* Finds again until the set of exported PyLayers stops growing: each round, only the modules
+ * that missed one of the names that just appeared (a parked one is parsed again for it), on the
+ * workers: the external set is only read while they run. */
+static void tree__resolve_across_modules(Tree *t, unsigned jobs)
+{
+    Array(size_t) redo = {0};
     for (;;) {
         P2sStrings fresh = {0};
         tree__collect_exports(t, &fresh);
         bool grew = fresh.size > 0;
+        redo.size = 0;
         for (size_t i = 0; grew && i < t->entries.size; i++) {
             Entry *e = &t->entries.contents[i];
             if (!e->read_ok || e->status != P2S_TRANSPILE_OK)
                 continue;
-            if (e->parked && tree__missed_any(&e->misses, &fresh)) {
-                tree__unpark_and_find(t, e);
-            } else if (!e->parked && tree__missed_any(&e->unit.found.misses, &fresh)) {
-                tree__find(t, e);
-            }
+            if (tree__missed_any(e->parked ? &e->misses : &e->unit.found.misses, &fresh))
+                array_push(&redo, i);
         }
+        Refind r = {t, redo.contents};
+        p2s_parallel_for(redo.size, jobs, tree__refind_one, &r);
         p2s_strings_release(&fresh);
         if (!grew)
-            return;
+            break;
     }
+    array_delete(&redo);
 }
 
 /* Finishes a found module; notes which of its exports are left as written. */
@@ -806,7 +825,7 @@ int p2s_tree_run(const P2sOptions *opts, const P2sRules *rules, P2sReport *repor
     tree__order_by_size(&t);
     p2s_parallel_for(t.entries.size, jobs, tree__analyze_nth, &t);
     if (!opts->parse_only)
-        tree__resolve_across_modules(&t);
+        tree__resolve_across_modules(&t, jobs);
     p2s_parallel_for(t.entries.size, jobs, tree__finish_nth, &t);
     if (!opts->parse_only)
         tree__leave_as_written_across_modules(&t);
