@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -15,11 +16,21 @@
  * registry's slots (alloc.h), which batches written on several threads share. */
 #define OUTPUT_BATCH_MAX 56
 
+/* umask can only be read by setting it, and it is the process's: two workers reading it at
+ * once could each see the other's 0 (and leave it set). So it is read once, for every thread. */
+static mode_t output__umask;
+static pthread_once_t output__umask_once = PTHREAD_ONCE_INIT;
+
+static void output__read_umask(void)
+{
+    output__umask = umask(0);
+    umask(output__umask);
+}
+
 static mode_t output__new_file_mode(void)
 {
-    mode_t mask = umask(0);
-    umask(mask);
-    return 0666 & ~mask;
+    pthread_once(&output__umask_once, output__read_umask);
+    return 0666 & ~output__umask;
 }
 
 /* The directory part of path ("." when there is none), for the temp file and the dir fsync. */

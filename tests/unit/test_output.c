@@ -178,7 +178,7 @@ static void *write_in_thread(void *arg)
 }
 
 /* Temp files written on several threads, joined into one batch and renamed by it: every file
- * whole, no temp file left. */
+ * whole and with the umask's mode, no temp file left. */
 static void test_output_batches_written_on_threads_flush_through_one(void **state)
 {
     Fixture *f = *state;
@@ -203,8 +203,13 @@ static void test_output_batches_written_on_threads_flush_through_one(void **stat
     P2sStrbuf err;
     p2s_strbuf_init(&err);
     assert_int_equal(p2s_output_batch_flush(&all, &err), 0);
+    mode_t mask = umask(0);
+    umask(mask);
     for (int i = 0; i < 4; i++) {
         assert_string_equal(read_all(w[i].path), w[i].text);
+        struct stat st;
+        assert_int_equal(stat(w[i].path, &st), 0);
+        assert_int_equal(st.st_mode & 0777, 0666 & ~mask);   /* no thread saw another's umask */
         p2s_output_batch_release(&w[i].batch);
     }
     assert_int_equal(entries_in(f->dir), 4);   /* the outputs, no temp file */
