@@ -16,9 +16,19 @@ char *p2s_strdup(const char *s);
 char *p2s_strndup(const char *s, size_t n);
 
 /* Temp files removed on out-of-memory and on fatal signals. The path is copied into a fixed
- * slot (no allocation) so removal is safe from a signal handler. Returns a slot or -1. */
-int   p2s_cleanup_register(const char *path);
+ * slot (no allocation) so removal is safe from a signal handler. Thread-safe: workers create
+ * and register temp files concurrently (slots claimed atomically); removal waits for threads
+ * between creating a file and registering it, so none is left behind. */
+#define P2S_CLEANUP_SLOTS 256
+/* Creates a file with create(template_path) (mkstemp's contract: fills the template, returns
+ * an fd or -1 with errno) and registers it, with no moment in between at which an interrupt or
+ * another thread's removal could miss it. Returns the slot with the fd in *fd; -1 with *fd -1
+ * and errno set when it cannot be created, every slot is taken (EMFILE, the file removed) or
+ * removal has begun (EINTR). */
+int   p2s_cleanup_create(char *template_path, int (*create)(char *template_path), int *fd);
+int   p2s_cleanup_register(const char *path);   /* a slot, or -1 */
 void  p2s_cleanup_unregister(int slot);
-void  p2s_cleanup_run(void);                 /* async-signal-safe */
+size_t p2s_cleanup_count(void);                 /* slots in use: for tests */
+void  p2s_cleanup_run(void);                 /* async-signal-safe; once run, registering fails */
 
 #endif

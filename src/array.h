@@ -22,6 +22,10 @@
     (p2s_free((self)->contents), (self)->contents = NULL,            \
      (self)->size = 0, (self)->capacity = 0)
 
+/* Gives back the unused capacity: for arrays kept long after they stop growing. */
+#define array_shrink(self) \
+    array__shrink((void **)&(self)->contents, (self)->size, &(self)->capacity, sizeof(*(self)->contents))
+
 /* Owned strings: p2s_strings_release frees each item, then the array. */
 typedef Array(char *) P2sStrings;
 
@@ -34,6 +38,19 @@ static inline void array__reserve(void **contents, size_t *capacity, size_t elem
         grown = n;
     *contents = p2s_realloc(*contents, grown * element_size);
     *capacity = grown;
+}
+
+static inline void array__shrink(void **contents, size_t size, size_t *capacity, size_t element_size)
+{
+    if (size == *capacity)
+        return;
+    if (size == 0) {
+        p2s_free(*contents);
+        *contents = NULL;
+    } else {
+        *contents = p2s_realloc(*contents, size * element_size);
+    }
+    *capacity = size;
 }
 
 static inline void p2s_strings_release(P2sStrings *self)

@@ -605,6 +605,14 @@ static void check__method_init(Checker *ck, Method *m, TSNode def, TSNode stmt, 
             check__add_tensor(ck, m, body, name, 0);
     }
     check__body_release(&collected);   /* what the checks need of it is kept above */
+    /* kept until the file is checked, one per method: most lists hold a node or two */
+    array_shrink(&m->decorators);
+    array_shrink(&m->ctx_call_straight);
+    array_shrink(&m->calls);
+    array_shrink(&m->params);
+    array_shrink(&m->returns);
+    array_shrink(&m->ctx_calls);
+    array_shrink(&m->tensors);
 }
 
 static void check__method_release(Method *m)

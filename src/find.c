@@ -22,14 +22,18 @@
 typedef enum { SCOPE_MODULE, SCOPE_CLASS, SCOPE_FUNCTION } ScopeKind;
 typedef enum { BIND_MODULE, BIND_CLASS, BIND_ALIAS, BIND_OTHER } BindKind;
 
+/* A big module has a binding per name per scope, alive all through finding: kept small (what
+ * only one kind needs shares one word; an alias's expression lives in Finder.alias_values). */
 typedef struct {
     P2sSpan name;
     size_t previous;       /* the scope's binding of the same name before this one, or FIND_NONE */
     size_t position;       /* the name is bound once execution passes this offset */
     BindKind kind;
-    char *target;          /* BIND_MODULE: the qualified name it stands for */
-    size_t class_index;    /* BIND_CLASS */
-    TSNode value;          /* BIND_ALIAS: the expression it was assigned */
+    union {
+        char *target;      /* BIND_MODULE: the qualified name it stands for, owned */
+        size_t class_index;  /* BIND_CLASS */
+        size_t alias;      /* BIND_ALIAS: the expression it was assigned, in Finder.alias_values */
+    } as;
 } Binding;
 
 typedef struct {
@@ -59,6 +63,7 @@ typedef struct {
     Array(size_t) class_scope;     /* class index -> its scope */
     Array(size_t) class_outer;     /* class index -> the scope its name is bound in */
     Array(Candidate) candidates;
+    Array(TSNode) alias_values;
 } Finder;
 
 typedef enum { MEANING_NONE, MEANING_QUAL, MEANING_CLASS } MeaningKind;
@@ -110,13 +115,16 @@ static void find__bind(Finder *f, size_t scope, TSNode name, size_t position, Bi
     b.name = p2s_node_span(name);
     b.position = position;
     b.kind = kind;
-    b.class_index = SIZE_MAX;
     const char *text = f->src->bytes + b.name.start;
     size_t len = b.name.end - b.name.start, index = sc->bindings.size;
     if (!p2s_nameset_get(&sc->last, text, len, &b.previous)) {
         b.previous = FIND_NONE;
+        if (sc->names.capacity == 0)  /* most scopes bind a name or two */
+            array_reserve(&sc->names, 2);
         array_push(&sc->names, index);
     }
+    if (sc->bindings.capacity == 0)
+        array_reserve(&sc->bindings, 2);
     p2s_nameset_put(&sc->last, text, len, index);
     array_push(&sc->bindings, b);
 }
@@ -133,7 +141,7 @@ static void find__bind_module(Finder *f, size_t scope, TSNode name, size_t posit
 {
     find__bind(f, scope, name, position, BIND_MODULE);
     Binding *b = array_back(&f->scopes.contents[scope].bindings);
-    b->target = p2s_strndup(target, target_len);
+    b->as.target = p2s_strndup(target, target_len);
 }
 
 /* Every identifier a target pattern binds (a, (b, c), [d, *e]); attributes and subscripts bind
@@ -242,7 +250,8 @@ static void find__bind_assignment(Finder *f, TSNode assign)
         (find__type_is(right, "identifier") || find__type_is(right, "attribute")) &&
         find__type_is(assign, "assignment")) {
         find__bind(f, scope, left, position, BIND_ALIAS);
-        array_back(&f->scopes.contents[scope].bindings)->value = right;
+        array_back(&f->scopes.contents[scope].bindings)->as.alias = f->alias_values.size;
+        array_push(&f->alias_values, right);
         return;
     }
     find__bind_pattern(f, scope, left, position);
@@ -355,7 +364,7 @@ static void find__enter_class(Finder *f, Frames *frames)
     array_push(&f->out->classes, cls);
     size_t index = f->out->classes.size - 1;
     find__bind(f, outer, name, ts_node_end_byte(node), BIND_CLASS);
-    array_back(&f->scopes.contents[outer].bindings)->class_index = index;
+    array_back(&f->scopes.contents[outer].bindings)->as.class_index = index;
     size_t inner = find__new_scope(f, SCOPE_CLASS, node, outer);
     f->scopes.contents[inner].class_index = index;
     array_push(&f->class_scope, inner);
@@ -548,15 +557,17 @@ static Meaning find__binding_meaning(const Finder *f, const Binding *b, size_t s
     switch (b->kind) {
     case BIND_MODULE:
         m.kind = MEANING_QUAL;
-        m.qual = p2s_strdup(b->target);
+        m.qual = p2s_strdup(b->as.target);
         break;
     case BIND_CLASS:
         m.kind = MEANING_CLASS;
-        m.class_index = b->class_index;
+        m.class_index = b->as.class_index;
         break;
     case BIND_ALIAS:
-        if (depth < FIND_ALIAS_DEPTH)
-            m = find__resolve(f, b->value, scope, ts_node_start_byte(b->value), depth + 1);
+        if (depth < FIND_ALIAS_DEPTH) {
+            TSNode value = f->alias_values.contents[b->as.alias];
+            m = find__resolve(f, value, scope, ts_node_start_byte(value), depth + 1);
+        }
         break;
     case BIND_OTHER:
         break;
@@ -868,7 +879,7 @@ static bool find__uses_pylayer(const Finder *f)
             const Binding *b = &sc->bindings.contents[i];
             if (b->kind != BIND_MODULE)
                 continue;
-            Meaning m = {MEANING_QUAL, b->target, 0};
+            Meaning m = {MEANING_QUAL, b->as.target, 0};
             if (find__meaning_is_pylayer_base(f, &m))
                 return true;
         }
@@ -1027,11 +1038,15 @@ void p2s_find(const P2sSource *src, TSTree *tree, const P2sRules *rules, const P
     find__resolve_sites(&f);
     find__exports(&f);
     find__runtime_import_point(&f, root);
+    /* The findings outlive the scopes (check and plan read them): no spare capacity. */
+    array_shrink(&out->classes);
+    array_shrink(&out->sites);
 
     for (size_t i = 0; i < f.scopes.size; i++) {
         Scope *s = &f.scopes.contents[i];
         for (size_t k = 0; k < s->bindings.size; k++)
-            p2s_free(s->bindings.contents[k].target);
+            if (s->bindings.contents[k].kind == BIND_MODULE)
+                p2s_free(s->bindings.contents[k].as.target);
         array_delete(&s->bindings);
         p2s_nameset_release(&s->last);
         array_delete(&s->names);
@@ -1041,6 +1056,7 @@ void p2s_find(const P2sSource *src, TSTree *tree, const P2sRules *rules, const P
     array_delete(&f.class_scope);
     array_delete(&f.class_outer);
     array_delete(&f.candidates);
+    array_delete(&f.alias_values);
 }
 
 void p2s_findings_release(P2sFindings *self)

@@ -2,6 +2,7 @@
 #include "io.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +10,8 @@
 
 typedef struct {
     int err;
-    unsigned long nth, calls;
+    unsigned long nth;
+    atomic_ulong calls;   /* workers write outputs concurrently */
 } IoFault;
 
 static IoFault io__faults[P2S_IO_OPS];
@@ -19,7 +21,7 @@ static int io__should_fail(P2sIoOp op)
     IoFault *f = &io__faults[op];
     if (!f->nth)
         return 0;
-    if (++f->calls != f->nth)
+    if (atomic_fetch_add(&f->calls, 1) + 1 != f->nth)
         return 0;
     errno = f->err;
     return 1;
@@ -29,12 +31,13 @@ void p2s_io_fault_set(P2sIoOp op, int err, unsigned long nth)
 {
     io__faults[op].err = err;
     io__faults[op].nth = nth;
-    io__faults[op].calls = 0;
+    atomic_store(&io__faults[op].calls, 0);
 }
 
 void p2s_io_faults_clear(void)
 {
-    memset(io__faults, 0, sizeof io__faults);
+    for (int op = 0; op < P2S_IO_OPS; op++)
+        p2s_io_fault_set((P2sIoOp)op, 0, 0);
 }
 
 static int io__errno_named(const char *name, size_t n)

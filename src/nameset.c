@@ -52,7 +52,7 @@ bool p2s_nameset_contains(const P2sNameSet *self, const char *name, size_t len)
 static void nameset__grow(P2sNameSet *self)
 {
     P2sNameSet bigger = {0};
-    bigger.capacity = self->capacity ? self->capacity * 2 : 16;
+    bigger.capacity = self->capacity ? self->capacity * 2 : 4;  /* most sets hold a name or two */
     bigger.slots = p2s_calloc(bigger.capacity, sizeof(P2sNameSlot));
     for (size_t i = 0; i < self->capacity; i++)
         if (self->slots[i].name)

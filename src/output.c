@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,15 +12,25 @@
 #include "alloc.h"
 #include "io.h"
 
-/* Pending renames per batch: the cleanup registry has 64 slots and a few stay free for
- * single writes (the depfile). */
+/* Pending renames per batch written through p2s_output_batch_write: well below the cleanup
+ * registry's slots (alloc.h), which batches written on several threads share. */
 #define OUTPUT_BATCH_MAX 56
+
+/* umask can only be read by setting it, and it is the process's: two workers reading it at
+ * once could each see the other's 0 (and leave it set). So it is read once, for every thread. */
+static mode_t output__umask;
+static pthread_once_t output__umask_once = PTHREAD_ONCE_INIT;
+
+static void output__read_umask(void)
+{
+    output__umask = umask(0);
+    umask(output__umask);
+}
 
 static mode_t output__new_file_mode(void)
 {
-    mode_t mask = umask(0);
-    umask(mask);
-    return 0666 & ~mask;
+    pthread_once(&output__umask_once, output__read_umask);
+    return 0666 & ~output__umask;
 }
 
 /* The directory part of path ("." when there is none), for the temp file and the dir fsync. */
@@ -132,19 +141,12 @@ static int output__write_temp(const char *path, const char *bytes, size_t len, i
     output__dirname(path, &dir);
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     p2s_strbuf_addf(temp, "%s/.%s.p2s-XXXXXX", dir.buf, base);
-    /* SIGINT/SIGTERM wait until the temp file is registered for removal: between its creation
-     * and its registration an interrupt would leave it behind. */
-    sigset_t stop, saved;
-    sigemptyset(&stop);
-    sigaddset(&stop, SIGINT);
-    sigaddset(&stop, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &stop, &saved);
-    int fd = p2s_io_mkstemp(temp->buf);
-    int saved_errno = errno;
-    *slot = fd >= 0 ? p2s_cleanup_register(temp->buf) : -1;
-    pthread_sigmask(SIG_SETMASK, &saved, NULL);
-    if (fd < 0) {
-        p2s_strbuf_addf(err, "cannot create a temporary file in '%s': %s", dir.buf, strerror(saved_errno));
+    /* Created and registered for removal as one step (alloc.h): an interrupt or another
+     * thread running out of memory in between would otherwise leave it behind. */
+    int fd;
+    *slot = p2s_cleanup_create(temp->buf, p2s_io_mkstemp, &fd);
+    if (*slot < 0) {
+        p2s_strbuf_addf(err, "cannot create a temporary file in '%s': %s", dir.buf, strerror(errno));
         goto done;
     }
     if (p2s_io_write_all(fd, bytes, len) < 0 || fchmod(fd, mode) < 0 || (sync && p2s_io_fsync(fd) < 0)) {
@@ -255,6 +257,13 @@ int p2s_output_batch_write(P2sOutputBatch *self, const char *path, const char *b
     }
     p2s_free(target);
     return rc;
+}
+
+void p2s_output_batch_take(P2sOutputBatch *self, P2sOutputBatch *from)
+{
+    for (size_t i = 0; i < from->pending.size; i++)
+        array_push(&self->pending, from->pending.contents[i]);
+    from->pending.size = 0;
 }
 
 static void output__pending_free(P2sPendingOutput *p)

@@ -4,7 +4,9 @@
  *
  * A batch does the same for many files with one filesystem sync instead of one fsync each:
  * every temp file is written, the filesystem synced once, then each temp renamed into place.
- * Each output is still whole or absent, never partial. */
+ * Each output is still whole or absent, never partial. A batch belongs to one thread; batches
+ * written on several threads (their temp files created concurrently) are joined with
+ * p2s_output_batch_take on one, which flushes them in its own order. */
 #ifndef P2S_OUTPUT_H
 #define P2S_OUTPUT_H
 
@@ -33,6 +35,9 @@ void p2s_output_batch_init(P2sOutputBatch *self);
  * is full). Returns 0, or -1 with reasons in err. */
 int  p2s_output_batch_write(P2sOutputBatch *self, const char *path, const char *bytes, size_t len,
                             P2sStrbuf *err);
+/* Moves every output pending in from (written by another thread: one batch per thread) to the
+ * end of self, in order; from is left empty. Neither flushes. */
+void p2s_output_batch_take(P2sOutputBatch *self, P2sOutputBatch *from);
 /* Syncs and renames everything pending. Returns 0, or -1 with one reason per failed file. */
 int  p2s_output_batch_flush(P2sOutputBatch *self, P2sStrbuf *err);
 /* Removes temp files that were never renamed. */

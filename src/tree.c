@@ -1,11 +1,12 @@
 /* tree.c — a source tree through the pipeline.
  *
  * Phases: walk (sorted, so every run sees files in one order) -> read, parse and find every
- * module on the workers -> find again, on this thread, until the set of PyLayer classes that
+ * module on the workers (biggest first) -> find again, on the workers, until the set of PyLayer classes that
  * modules export (directly or re-exported) stops growing -> finish every module on the workers
  * -> on this thread, finish again each module that uses an exported PyLayer left as written
- * (a contract error), until no more are -> report and deliver in path order on this thread. Workers only touch their own entry, so
- * -jN output is byte-identical to -j1. */
+ * (a contract error), until no more are -> window by window, write the temp files on the
+ * workers, then report in path order, sync once and rename on this thread. Workers only touch
+ * their own entry, so -jN output is byte-identical to -j1. */
 #include "tree.h"
 
 #include <dirent.h>
@@ -25,6 +26,7 @@
 
 typedef struct {
     char *rel;                  /* path below the source root */
+    off_t size;                 /* as the walk saw it: the workers take big files first */
     bool python;
     bool read_ok;
     P2sSource src;
@@ -42,6 +44,7 @@ typedef struct {
     P2sStrings depends;         /* other modules' PyLayers it uses, kept for --depfile */
     P2sStrings as_written;      /* finished: qualified names of its exports left as written */
     P2sDiagSink io;             /* walk and read errors, and non-Python copies */
+    P2sOutputBatch written;     /* its temp file, written on a worker, not yet renamed */
 } Entry;
 
 typedef struct {
@@ -50,6 +53,9 @@ typedef struct {
     char *src_root, *out_root;
     char *package_prefix;       /* dotted packages above the source root; "" when none */
     Array(Entry) entries;
+    size_t *by_size;            /* entry indices, biggest file first (path order among equals):
+                                   the workers take them so, and no big file is left to one
+                                   worker at the end of a phase */
     P2sIgnoreRules ignore;
     P2sNameSet external;
     struct stat out_stat;
@@ -70,13 +76,15 @@ static char *tree__join(const char *a, const char *b)
     return p2s_strbuf_detach(&s, NULL);
 }
 
-static Entry *tree__add_entry(Tree *t, const char *rel, bool python)
+static Entry *tree__add_entry(Tree *t, const char *rel, bool python, off_t size)
 {
     Entry e;
     memset(&e, 0, sizeof e);
     e.rel = p2s_strdup(rel);
     e.python = python;
+    e.size = size;
     p2s_diag_sink_init(&e.io);
+    p2s_output_batch_init(&e.written);
     array_push(&t->entries, e);
     return array_back(&t->entries);
 }
@@ -125,7 +133,7 @@ static void tree__walk(Tree *t, const char *rel)
     size_t rules_before = t->ignore.size;
     DIR *dir = opendir(dir_path);
     if (!dir) {
-        Entry *e = tree__add_entry(t, *rel ? rel : ".", false);
+        Entry *e = tree__add_entry(t, *rel ? rel : ".", false, 0);
         p2s_diag_emit_file(&e->io, P2S_ERROR, "", "cannot read directory: %s", strerror(errno));
         t->io_error = true;
         p2s_free(dir_path);
@@ -143,7 +151,7 @@ static void tree__walk(Tree *t, const char *rel)
         char *child_path = tree__join(t->src_root, child_rel);
         struct stat st;
         if (lstat(child_path, &st) < 0) {
-            Entry *e = tree__add_entry(t, child_rel, false);
+            Entry *e = tree__add_entry(t, child_rel, false, 0);
             p2s_diag_emit_file(&e->io, P2S_ERROR, "", "cannot stat: %s", strerror(errno));
             t->io_error = true;
         } else if (S_ISDIR(st.st_mode)) {
@@ -155,11 +163,11 @@ static void tree__walk(Tree *t, const char *rel)
             struct stat target;
             if (stat(child_path, &target) == 0 && S_ISREG(target.st_mode) && !tree__excluded(t, child_rel, false)) {
                 size_t n = strlen(child_rel);
-                tree__add_entry(t, child_rel, n > 3 && strcmp(child_rel + n - 3, ".py") == 0);
+                tree__add_entry(t, child_rel, n > 3 && strcmp(child_rel + n - 3, ".py") == 0, target.st_size);
             }
         } else if (S_ISREG(st.st_mode) && !tree__excluded(t, child_rel, false)) {
             size_t n = strlen(child_rel);
-            tree__add_entry(t, child_rel, n > 3 && strcmp(child_rel + n - 3, ".py") == 0);
+            tree__add_entry(t, child_rel, n > 3 && strcmp(child_rel + n - 3, ".py") == 0, st.st_size);
         }
         p2s_free(child_rel);
         p2s_free(child_path);
@@ -320,6 +328,29 @@ static void tree__analyze_one(void *ctx, size_t i)
     p2s_free(path);
 }
 
+static int tree__compare_sizes(const void *a, const void *b, void *ctx)
+{
+    const Entry *entries = ctx;
+    size_t i = *(const size_t *)a, k = *(const size_t *)b;
+    if (entries[i].size != entries[k].size)
+        return entries[i].size > entries[k].size ? -1 : 1;
+    return i < k ? -1 : i > k;
+}
+
+static void tree__order_by_size(Tree *t)
+{
+    t->by_size = p2s_calloc(t->entries.size ? t->entries.size : 1, sizeof(size_t));
+    for (size_t i = 0; i < t->entries.size; i++)
+        t->by_size[i] = i;
+    qsort_r(t->by_size, t->entries.size, sizeof(size_t), tree__compare_sizes, t->entries.contents);
+}
+
+static void tree__analyze_nth(void *ctx, size_t k)
+{
+    Tree *t = ctx;
+    tree__analyze_one(t, t->by_size[k]);
+}
+
 /* Adds what every module exports to the external set; the names that are new go to fresh. */
 static void tree__collect_exports(Tree *t, P2sStrings *fresh)
 {
@@ -349,28 +380,46 @@ static bool tree__missed_any(const P2sNameSet *misses, const P2sStrings *fresh)
     return false;
 }
 
-/* Finds again until the set of exported PyLayers stops growing: each round, only the modules
- * that missed one of the names that just appeared (a parked one is parsed again for it). */
-static void tree__resolve_across_modules(Tree *t)
+typedef struct {
+    Tree *t;
+    const size_t *indices;
+} Refind;
+
+static void tree__refind_one(void *ctx, size_t k)
 {
+    Refind *r = ctx;
+    Entry *e = &r->t->entries.contents[r->indices[k]];
+    if (e->parked)
+        tree__unpark_and_find(r->t, e);
+    else
+        tree__find(r->t, e);
+}
+
+/* Finds again until the set of exported PyLayers stops growing: each round, only the modules
+ * that missed one of the names that just appeared (a parked one is parsed again for it), on the
+ * workers: the external set is only read while they run. */
+static void tree__resolve_across_modules(Tree *t, unsigned jobs)
+{
+    Array(size_t) redo = {0};
     for (;;) {
         P2sStrings fresh = {0};
         tree__collect_exports(t, &fresh);
         bool grew = fresh.size > 0;
+        redo.size = 0;
         for (size_t i = 0; grew && i < t->entries.size; i++) {
             Entry *e = &t->entries.contents[i];
             if (!e->read_ok || e->status != P2S_TRANSPILE_OK)
                 continue;
-            if (e->parked && tree__missed_any(&e->misses, &fresh)) {
-                tree__unpark_and_find(t, e);
-            } else if (!e->parked && tree__missed_any(&e->unit.found.misses, &fresh)) {
-                tree__find(t, e);
-            }
+            if (tree__missed_any(e->parked ? &e->misses : &e->unit.found.misses, &fresh))
+                array_push(&redo, i);
         }
+        Refind r = {t, redo.contents};
+        p2s_parallel_for(redo.size, jobs, tree__refind_one, &r);
         p2s_strings_release(&fresh);
         if (!grew)
-            return;
+            break;
     }
+    array_delete(&redo);
 }
 
 /* Finishes a found module; notes which of its exports are left as written. */
@@ -406,6 +455,12 @@ static void tree__finish_one(void *ctx, size_t i)
             return;
     }
     tree__finish(t, e);
+}
+
+static void tree__finish_nth(void *ctx, size_t k)
+{
+    Tree *t = ctx;
+    tree__finish_one(t, t->by_size[k]);
 }
 
 /* Marks q left as written in the external set; true when it was not yet. */
@@ -510,8 +565,10 @@ static int tree__mkdirs(const char *path, P2sStrbuf *err)
     return rc;
 }
 
+/* Delivers bytes as e's output; with a batch, its temp file is written now and renamed at the
+ * batch's flush. I/O errors go to e->io (and so to the run's exit code when reported). */
 static void tree__deliver(Tree *t, const P2sOptions *opts, Entry *e, const char *bytes, size_t len,
-                          const P2sSource *input, FILE *diff_stream)
+                          const P2sSource *input, FILE *diff_stream, P2sOutputBatch *batch)
 {
     char *dest = tree__join(t->out_root, e->rel);
     P2sStrbuf err;
@@ -519,22 +576,19 @@ static void tree__deliver(Tree *t, const P2sOptions *opts, Entry *e, const char 
     bool writes = !opts->check && !opts->diff;
     if (writes && tree__mkdirs(dest, &err) < 0) {
         p2s_diag_emit_file(&e->io, P2S_ERROR, "", "%s", err.buf);
-        t->io_error = true;
     } else {
-        P2sDeliverStatus st = p2s_deliver(opts, dest, input, bytes, len, diff_stream, &t->batch, &err);
+        P2sDeliverStatus st = p2s_deliver(opts, dest, input, bytes, len, diff_stream, batch, &err);
         if (st == P2S_DELIVER_STALE)
-            t->stale = true;
-        if (st == P2S_DELIVER_IO_ERROR) {
+            t->stale = true;  /* --check, which delivers on this thread */
+        if (st == P2S_DELIVER_IO_ERROR)
             p2s_diag_emit_file(&e->io, P2S_ERROR, "", "%s", err.buf);
-            t->io_error = true;
-        }
     }
     p2s_strbuf_release(&err);
     p2s_free(dest);
 }
 
 /* Other files are copied; --check compares them too, --diff does not show them. */
-static void tree__copy(Tree *t, Entry *e, FILE *diff_stream)
+static void tree__copy(Tree *t, Entry *e, FILE *diff_stream, P2sOutputBatch *batch)
 {
     if (t->opts->diff && !t->opts->check)
         return;
@@ -543,49 +597,93 @@ static void tree__copy(Tree *t, Entry *e, FILE *diff_stream)
     if (p2s_source_read_path(&src, path, path, P2S_SOURCE_LIMIT, &e->io) == 0) {
         P2sOptions no_diff = *t->opts;
         no_diff.diff = false;
-        tree__deliver(t, &no_diff, e, src.bytes, src.len, &src, diff_stream);
+        tree__deliver(t, &no_diff, e, src.bytes, src.len, &src, diff_stream, batch);
         p2s_source_release(&src);
     }
     p2s_free(path);
 }
 
-static void tree__report_and_deliver(Tree *t, P2sReport *report)
+/* What becomes of one entry: its output (or its source, unchanged) delivered, a copy of a file
+ * that is no Python. Touches only e, the file system and, for --check/--diff (on this thread),
+ * the streams. */
+static void tree__deliver_entry(Tree *t, Entry *e, FILE *out, P2sOutputBatch *batch)
 {
     const P2sOptions *opts = t->opts;
-    bool writes_nothing = opts->lint || opts->list;
-    FILE *out = stdout;
-    for (size_t i = 0; i < t->entries.size; i++) {
-        Entry *e = &t->entries.contents[i];
-        char *display = tree__join(t->src_root, e->rel);
-        if (e->python && e->read_ok) {
-            if (e->status == P2S_TRANSPILE_CONTRACT_ERROR)
-                t->input_error = true;  /* and delivered like any output */
-            if (e->status == P2S_TRANSPILE_INPUT_ERROR)
-                t->input_error = true;
-            else if (e->status == P2S_TRANSPILE_INTERNAL_ERROR)
-                t->internal_error = true;
-            else if (opts->list)
-                p2s_deliver_list(display, &e->src, &e->unit.found, out);
-            else if (!writes_nothing && ((e->parked && !e->rewrites) || opts->parse_only))
-                tree__deliver(t, opts, e, e->src.bytes, e->src.len, &e->src, out);
-            else if (!writes_nothing)
-                tree__deliver(t, opts, e, e->unit.out.buf, e->unit.out.len, &e->src, out);
-            p2s_report_file(report, display, &e->src, &e->unit.sink);
-        } else if (!e->python && !e->io.items.size && !writes_nothing && !opts->in_place) {
-            tree__copy(t, e, out);
-        }
-        if (e->io.items.size) {
-            t->io_error = true;
-            p2s_report_file(report, display, NULL, &e->io);
-        }
-        p2s_free(display);
+    if (opts->lint || opts->list)
+        return;
+    if (e->python && e->read_ok) {
+        if (!p2s_transpile_made_output(e->status))
+            return;
+        if ((e->parked && !e->rewrites) || opts->parse_only)
+            tree__deliver(t, opts, e, e->src.bytes, e->src.len, &e->src, out, batch);
+        else
+            tree__deliver(t, opts, e, e->unit.out.buf, e->unit.out.len, &e->src, out, batch);
+    } else if (!e->python && !e->io.items.size && !opts->in_place) {
+        tree__copy(t, e, out, batch);
     }
+}
+
+/* Outputs are written window by window: the workers write a window's temp files (read what is
+ * there, compare, write the temp file), then this thread reports the window's files in path
+ * order, syncs once and renames. A window is bounded by the cleanup registry's slots. */
+#define TREE_DELIVER_WINDOW 128
+
+typedef struct {
+    Tree *t;
+    size_t from;
+} Window;
+
+static void tree__write_one(void *ctx, size_t k)
+{
+    Window *w = ctx;
+    Entry *e = &w->t->entries.contents[w->from + k];
+    tree__deliver_entry(w->t, e, stdout, &e->written);
+    p2s_strbuf_release(&e->unit.out);  /* written: only the report is left to make */
+}
+
+static void tree__report_and_deliver(Tree *t, P2sReport *report, unsigned jobs)
+{
+    const P2sOptions *opts = t->opts;
+    /* --check and --diff print as they compare, so they stay on this thread, in path order */
+    bool on_workers = !opts->check && !opts->diff;
+    FILE *out = stdout;
     P2sStrbuf err;
     p2s_strbuf_init(&err);
-    if (p2s_output_batch_flush(&t->batch, &err) < 0) {
-        fprintf(stderr, "pylayer2static: error: %s\n", err.buf);
-        t->io_error = true;
+    for (size_t from = 0; from < t->entries.size; from += TREE_DELIVER_WINDOW) {
+        size_t to = from + TREE_DELIVER_WINDOW < t->entries.size ? from + TREE_DELIVER_WINDOW : t->entries.size;
+        Window w = {t, from};
+        if (on_workers)
+            p2s_parallel_for(to - from, jobs, tree__write_one, &w);
+        for (size_t i = from; i < to; i++) {
+            Entry *e = &t->entries.contents[i];
+            char *display = tree__join(t->src_root, e->rel);
+            if (e->python && e->read_ok) {
+                if (e->status == P2S_TRANSPILE_CONTRACT_ERROR)
+                    t->input_error = true;  /* and delivered like any output */
+                if (e->status == P2S_TRANSPILE_INPUT_ERROR)
+                    t->input_error = true;
+                else if (e->status == P2S_TRANSPILE_INTERNAL_ERROR)
+                    t->internal_error = true;
+                else if (opts->list)
+                    p2s_deliver_list(display, &e->src, &e->unit.found, out);
+            }
+            if (on_workers)
+                p2s_output_batch_take(&t->batch, &e->written);
+            else
+                tree__deliver_entry(t, e, out, &t->batch);
+            if (e->python && e->read_ok)
+                p2s_report_file(report, display, &e->src, &e->unit.sink);
+            if (e->io.items.size) {
+                t->io_error = true;
+                p2s_report_file(report, display, NULL, &e->io);
+            }
+            p2s_free(display);
+        }
+        if (p2s_output_batch_flush(&t->batch, &err) < 0)
+            t->io_error = true;
     }
+    if (t->io_error && err.len)
+        fprintf(stderr, "pylayer2static: error: %s\n", err.buf);
     p2s_strbuf_release(&err);
 }
 
@@ -678,6 +776,7 @@ static void tree__release(Tree *t)
             p2s_source_release(&e->src);
         }
         p2s_diag_sink_release(&e->io);
+        p2s_output_batch_release(&e->written);
         tree__unpark(e);
         p2s_strings_release(&e->depends);
         p2s_strings_release(&e->as_written);
@@ -685,6 +784,7 @@ static void tree__release(Tree *t)
         p2s_free(e->module);
     }
     array_delete(&t->entries);
+    p2s_free(t->by_size);
     p2s_output_batch_release(&t->batch);
     p2s_ignore_release(&t->ignore);
     p2s_nameset_release(&t->external);
@@ -722,13 +822,14 @@ int p2s_tree_run(const P2sOptions *opts, const P2sRules *rules, P2sReport *repor
         if (t.entries.contents[i].python)
             tree__module_name(&t, &t.entries.contents[i]);
     unsigned jobs = opts->jobs ? opts->jobs : p2s_parallel_default_jobs();
-    p2s_parallel_for(t.entries.size, jobs, tree__analyze_one, &t);
+    tree__order_by_size(&t);
+    p2s_parallel_for(t.entries.size, jobs, tree__analyze_nth, &t);
     if (!opts->parse_only)
-        tree__resolve_across_modules(&t);
-    p2s_parallel_for(t.entries.size, jobs, tree__finish_one, &t);
+        tree__resolve_across_modules(&t, jobs);
+    p2s_parallel_for(t.entries.size, jobs, tree__finish_nth, &t);
     if (!opts->parse_only)
         tree__leave_as_written_across_modules(&t);
-    tree__report_and_deliver(&t, report);
+    tree__report_and_deliver(&t, report, jobs);
     if (opts->depfile && !opts->check && !opts->diff)
         tree__write_depfile(&t);
     code = t.internal_error ? P2S_EXIT_INTERNAL

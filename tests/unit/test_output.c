@@ -6,6 +6,7 @@
 #include <cmocka.h>
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,6 +160,64 @@ static void test_output_fd_reports_write_errors(void **state)
     p2s_strbuf_release(&err);
 }
 
+typedef struct {
+    P2sOutputBatch batch;
+    char path[160];
+    const char *text;
+    int rc;
+} ThreadWrite;
+
+static void *write_in_thread(void *arg)
+{
+    ThreadWrite *w = arg;
+    P2sStrbuf err;
+    p2s_strbuf_init(&err);
+    w->rc = p2s_output_batch_write(&w->batch, w->path, w->text, strlen(w->text), &err);
+    p2s_strbuf_release(&err);
+    return NULL;
+}
+
+/* Temp files written on several threads, joined into one batch and renamed by it: every file
+ * whole and with the umask's mode, no temp file left. */
+static void test_output_batches_written_on_threads_flush_through_one(void **state)
+{
+    Fixture *f = *state;
+    ThreadWrite w[4];
+    pthread_t threads[4];
+    for (int i = 0; i < 4; i++) {
+        p2s_output_batch_init(&w[i].batch);
+        snprintf(w[i].path, sizeof w[i].path, "%s/out%d.py", f->dir, i);
+        w[i].text = i % 2 ? "odd\n" : "even\n";
+        assert_int_equal(pthread_create(&threads[i], NULL, write_in_thread, &w[i]), 0);
+    }
+    P2sOutputBatch all;
+    p2s_output_batch_init(&all);
+    for (int i = 0; i < 4; i++) {
+        pthread_join(threads[i], NULL);
+        assert_int_equal(w[i].rc, 0);
+        assert_null(read_all(w[i].path));   /* not renamed yet */
+        p2s_output_batch_take(&all, &w[i].batch);
+        assert_int_equal(w[i].batch.pending.size, 0);
+    }
+    assert_int_equal(entries_in(f->dir), 4);   /* the four temp files */
+    P2sStrbuf err;
+    p2s_strbuf_init(&err);
+    assert_int_equal(p2s_output_batch_flush(&all, &err), 0);
+    mode_t mask = umask(0);
+    umask(mask);
+    for (int i = 0; i < 4; i++) {
+        assert_string_equal(read_all(w[i].path), w[i].text);
+        struct stat st;
+        assert_int_equal(stat(w[i].path, &st), 0);
+        assert_int_equal(st.st_mode & 0777, 0666 & ~mask);   /* no thread saw another's umask */
+        p2s_output_batch_release(&w[i].batch);
+    }
+    assert_int_equal(entries_in(f->dir), 4);   /* the outputs, no temp file */
+    assert_int_equal(p2s_cleanup_count(), 0);
+    p2s_output_batch_release(&all);
+    p2s_strbuf_release(&err);
+}
+
 int main(void)
 {
     p2s_alloc_init();
@@ -170,6 +229,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_output_leaves_destination_untouched_when_rename_fails, setup, teardown),
         cmocka_unit_test_setup_teardown(test_output_reports_missing_directory, setup, teardown),
         cmocka_unit_test(test_output_fd_reports_write_errors),
+        cmocka_unit_test_setup_teardown(test_output_batches_written_on_threads_flush_through_one, setup, teardown),
     };
     return cmocka_run_group_tests_name("output", tests, NULL, NULL);
 }
