@@ -4,7 +4,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
-#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -15,6 +14,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "dir_entries.h"
 
 #define THREADS 4
 #define ROUNDS 2000
@@ -52,17 +52,6 @@ static void test_cleanup_registry_never_gives_one_slot_to_two_threads(void **sta
     assert_int_equal(p2s_cleanup_count(), 0);
 }
 
-static int files_in(const char *dir)
-{
-    DIR *d = opendir(dir);
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d));)
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-            n++;
-    closedir(d);
-    return n;
-}
-
 static void test_cleanup_create_registers_the_file_it_creates(void **state)
 {
     (void)state;
@@ -98,7 +87,7 @@ static void test_cleanup_create_leaves_no_file_when_every_slot_is_taken(void **s
     assert_int_equal(p2s_cleanup_create(path, mkstemp, &fd), -1);
     assert_int_equal(errno, EMFILE);
     assert_int_equal(fd, -1);
-    assert_int_equal(files_in(dir), 0);
+    assert_int_equal(p2s_test_entries_in(dir), 0);
     for (int i = 0; i < P2S_CLEANUP_SLOTS; i++)
         p2s_cleanup_unregister(slots[i]);
     assert_int_equal(p2s_cleanup_count(), 0);
@@ -156,7 +145,7 @@ static void test_cleanup_run_leaves_no_temp_file_while_threads_create_them(void 
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFEXITED(status));
     assert_int_equal(WEXITSTATUS(status), 0);
-    assert_int_equal(files_in(dir), 0);
+    assert_int_equal(p2s_test_entries_in(dir), 0);
     rmdir(dir);
 }
 

@@ -4,7 +4,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
-#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -14,6 +13,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "dir_entries.h"
 #include "io.h"
 #include "output.h"
 
@@ -64,17 +64,6 @@ static char *read_all(const char *path)
     return buf;
 }
 
-static int entries_in(const char *dir)
-{
-    DIR *d = opendir(dir);
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d));)
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-            n++;
-    closedir(d);
-    return n;
-}
-
 static void test_output_writes_new_file_with_umask_mode(void **state)
 {
     Fixture *f = *state;
@@ -87,7 +76,7 @@ static void test_output_writes_new_file_with_umask_mode(void **state)
     mode_t mask = umask(0);
     umask(mask);
     assert_int_equal(st.st_mode & 0777, 0666 & ~mask);
-    assert_int_equal(entries_in(f->dir), 1);
+    assert_int_equal(p2s_test_entries_in(f->dir), 1);
     p2s_strbuf_release(&err);
 }
 
@@ -116,7 +105,7 @@ static void check_failure_leaves_destination(Fixture *f, P2sIoOp op, int err_no,
     p2s_io_faults_clear();
     assert_non_null(strstr(err.buf, words));
     assert_string_equal(read_all(f->path), "old\n");
-    assert_int_equal(entries_in(f->dir), 1);
+    assert_int_equal(p2s_test_entries_in(f->dir), 1);
     p2s_strbuf_release(&err);
 }
 
@@ -199,7 +188,7 @@ static void test_output_batches_written_on_threads_flush_through_one(void **stat
         p2s_output_batch_take(&all, &w[i].batch);
         assert_int_equal(w[i].batch.pending.size, 0);
     }
-    assert_int_equal(entries_in(f->dir), 4);   /* the four temp files */
+    assert_int_equal(p2s_test_entries_in(f->dir), 4);   /* the four temp files */
     P2sStrbuf err;
     p2s_strbuf_init(&err);
     assert_int_equal(p2s_output_batch_flush(&all, &err), 0);
@@ -212,7 +201,7 @@ static void test_output_batches_written_on_threads_flush_through_one(void **stat
         assert_int_equal(st.st_mode & 0777, 0666 & ~mask);   /* no thread saw another's umask */
         p2s_output_batch_release(&w[i].batch);
     }
-    assert_int_equal(entries_in(f->dir), 4);   /* the outputs, no temp file */
+    assert_int_equal(p2s_test_entries_in(f->dir), 4);   /* the outputs, no temp file */
     assert_int_equal(p2s_cleanup_count(), 0);
     p2s_output_batch_release(&all);
     p2s_strbuf_release(&err);
