@@ -8,7 +8,7 @@ crash still leaves the outcomes of the tests that finished and the id of the tes
 running. And before each test it seeds the framework's and numpy's generators (SEED), when
 the test module has imported them: the tests draw their inputs with an unseeded
 `paddle.randn` and compare gradients at rtol 1e-5, so unseeded they fail now and then on an
-unlucky draw (seen on 3.2.2's TestPyLayerInsideNet.test_inplace, 2 runs in 55, untranspiled),
+unlucky draw (seen on 3.2.2's TestPyLayerInsideNet.test_inplace, 2 runs in 150, untranspiled),
 and a transpiled copy would fail where its untranspiled twin drew other inputs. Seeded, both
 copies of a test get the same inputs on every run. The records:
 
