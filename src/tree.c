@@ -309,10 +309,11 @@ static void tree__unpark_and_find(Tree *t, Entry *e)
         tree__find(t, e);
 }
 
-static void tree__analyze_one(void *ctx, size_t i)
+/* The k-th biggest entry: read, parse and find (a parallel_for body). */
+static void tree__analyze_nth(void *ctx, size_t k)
 {
     Tree *t = ctx;
-    Entry *e = &t->entries.contents[i];
+    Entry *e = &t->entries.contents[t->by_size[k]];
     if (!e->python || e->io.items.size)
         return;
     char *path = tree__join(t->src_root, e->rel);
@@ -343,12 +344,6 @@ static void tree__order_by_size(Tree *t)
     for (size_t i = 0; i < t->entries.size; i++)
         t->by_size[i] = i;
     qsort_r(t->by_size, t->entries.size, sizeof(size_t), tree__compare_sizes, t->entries.contents);
-}
-
-static void tree__analyze_nth(void *ctx, size_t k)
-{
-    Tree *t = ctx;
-    tree__analyze_one(t, t->by_size[k]);
 }
 
 /* Adds what every module exports to the external set; the names that are new go to fresh. */
@@ -442,10 +437,11 @@ static void tree__finish(Tree *t, Entry *e)
         tree__drop_tree(e);  /* the output is made; only --list reads the findings */
 }
 
-static void tree__finish_one(void *ctx, size_t i)
+/* The k-th biggest entry, found: finished (a parallel_for body). */
+static void tree__finish_nth(void *ctx, size_t k)
 {
     Tree *t = ctx;
-    Entry *e = &t->entries.contents[i];
+    Entry *e = &t->entries.contents[t->by_size[k]];
     if (!e->read_ok || e->status != P2S_TRANSPILE_OK || t->opts->parse_only || (e->parked && !e->rewrites))
         return;
     if (e->parked) {
@@ -455,12 +451,6 @@ static void tree__finish_one(void *ctx, size_t i)
             return;
     }
     tree__finish(t, e);
-}
-
-static void tree__finish_nth(void *ctx, size_t k)
-{
-    Tree *t = ctx;
-    tree__finish_one(t, t->by_size[k]);
 }
 
 /* Marks q left as written in the external set; true when it was not yet. */
