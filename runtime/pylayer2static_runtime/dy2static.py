@@ -12,11 +12,19 @@ Converted code is also compiled outside its class (program_translator.py
 names are not mangled there: `ctx.__x` and `MyLayer.__k` in a forward look up `__x`
 and `__k`, not `_MyLayer__x` and `_MyLayer__k` as Python does, for every converted
 method (an `nn.Layer.forward` with `self.__w` too). `install` restores the mangling.
+
+While a program is built, dy2static records the parameters it reads and its in-place
+writes by `id(program)` (program_translator.py `_program_hash`) and drops them when the
+build returns, not when it raises (2.6.2-3.3.1 `ConcreteProgram.from_func_spec` and
+`pir_from_func_spec`; 3.3.1 utils.py `graph_tracing_guard`). After a build that failed (a
+contract error, a user's exception), the next program given the freed id inherits them:
+parameters of another layer (`jit.save` KeyError) or, under PIR, values of the freed
+program. `install` makes a failed build forget what it recorded.
 """
 import functools
 import inspect
 import types
-from typing import Any, Callable, Dict, Set
+from typing import Any, Callable, Dict, List, Set, Tuple
 
 
 def _class_attribute(self: Any, name: str) -> Any:
@@ -124,12 +132,70 @@ def _as_base(self: Any, bases: Any) -> Any:
     return (self.dyfunc_self,)
 
 
+def parameter_recorder() -> Any:
+    """The PIR module of dy2static's per-program records: paddle 3.3.1 keeps it in
+    jit/dy2static, 2.6.2 to 3.2.2 in jit/pir_dy2static."""
+    try:
+        from paddle.jit.dy2static import parameter_recorder as module
+    except ImportError:
+        from paddle.jit.pir_dy2static import parameter_recorder as module
+    return module
+
+
+def _program_records() -> List[Any]:
+    """The objects holding dy2static's records by `id(program)`: the legacy IR's and PIR's."""
+    from paddle.jit.dy2static.program_translator import ProgramTranslator
+
+    translator = ProgramTranslator.get_instance()
+    recorder = parameter_recorder()
+    return [translator._params_recorder, translator._inplace_map,
+            recorder._global_parameter_recorder, recorder._global_inplace_map]
+
+
+def _recorded_keys(owners: List[Any]) -> Dict[Tuple[int, str], Set[int]]:
+    return {(number, name): set(table) for number, owner in enumerate(owners)
+            for name, table in vars(owner).items() if isinstance(table, dict)}
+
+
+def _forgetting_failed_builds(build: Callable[..., Any]) -> Callable[..., Any]:
+    """`build`, which drops what dy2static recorded during it when it raises (the records
+    of the programs it made, which nothing pops or reads any more)."""
+
+    @functools.wraps(build)
+    def build_or_forget(*args: Any, **kwargs: Any) -> Any:
+        owners = _program_records()
+        before = _recorded_keys(owners)
+        try:
+            return build(*args, **kwargs)
+        except BaseException:
+            for (number, name), keys in _recorded_keys(owners).items():
+                table = getattr(owners[number], name)  # an in-place map's table is replaced when restored
+                for key in keys - before.get((number, name), set()):
+                    del table[key]
+            raise
+
+    build_or_forget._p2s_forgets = True  # type: ignore[attr-defined]
+    return build_or_forget
+
+
+def _forget_failed_builds() -> None:
+    from paddle.jit.dy2static.program_translator import ConcreteProgram
+
+    for name in ("from_func_spec", "pir_from_func_spec"):
+        build = ConcreteProgram.__dict__.get(name)
+        if isinstance(build, staticmethod) and not getattr(build.__func__, "_p2s_forgets", False):
+            setattr(ConcreteProgram, name, staticmethod(_forgetting_failed_builds(build.__func__)))
+
+
 def install() -> None:
     """Make the framework's `StaticPyLayer` wrapper read the class's other attributes, serve
-    as a base class and tolerate a forward it cannot convert, and dy2static's converted functions keep Python's
-    private-name mangling and (paddle 3.0, 3.1) keyword-only defaults."""
+    as a base class and tolerate a forward it cannot convert, dy2static's converted functions keep Python's
+    private-name mangling and (paddle 3.0, 3.1) keyword-only defaults, and a failed build
+    forget the records it left."""
     from paddle.jit.dy2static.program_translator import FunctionCache
     from paddle.jit.dy2static.py_layer import StaticPyLayer
+
+    _forget_failed_builds()
 
     if "__getattr__" not in StaticPyLayer.__dict__:
         StaticPyLayer.__getattr__ = _class_attribute

@@ -32,7 +32,7 @@ import paddle
 from paddle.base.dygraph.base import _convert_into_variable
 from paddle.static.nn import static_pylayer
 
-from . import context, structure
+from . import context, dy2static, structure
 from .convert import static_function
 from .errors import contract_error, reraise_with_user_lines
 from .patch import swapped
@@ -132,16 +132,11 @@ def call_as_written(cls: type, args: Tuple[Any, ...], kwargs: Dict[str, Any]) ->
 def _inplace_map() -> Any:
     """dy2static's record of in-place writes (`x[i] = v` rebinds `x` to set_value's
     output when converted code loads `x`), keyed by `id(program)` and never emptied for a
-    program dy2static did not build: paddle 3.3.1 keeps it in jit/dy2static, 2.6.2 to
-    3.2.2 in jit/pir_dy2static (2.6.2 fills it under PIR only: here it stays empty).
+    program dy2static did not build (2.6.2 fills it under PIR only: here it stays empty).
     Left behind, a pure static program's entries outlive the program, and a later program
     given the same id reads values of the freed one (3.0.0-3.2.2: a segfault in
     DenseTensorArrayType::classof, or `can only get shape for dense` errors)."""
-    try:
-        from paddle.jit.dy2static.parameter_recorder import _global_inplace_map
-    except ImportError:  # paddle 2.6.2 to 3.2.2
-        from paddle.jit.pir_dy2static.parameter_recorder import _global_inplace_map
-    return _global_inplace_map
+    return dy2static.parameter_recorder()._global_inplace_map
 
 
 @contextlib.contextmanager

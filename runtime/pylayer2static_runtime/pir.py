@@ -14,6 +14,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional
 import paddle
 from paddle.base.libpaddle.pir import build_pipe_for_pylayer  # paddle 3.3.1
 
+from . import dy2static
 from .errors import PyLayerContractError
 from .patch import swapped
 
@@ -192,11 +193,9 @@ def _program_parameters() -> Dict[str, Any]:
 def _traced_parameters() -> Iterator[None]:
     """An eager parameter converted outside dy2static's tracing reads the program's own
     parameter of its name (one the traced forward read); any other is an error."""
-    try:
-        from paddle.jit.dy2static.parameter_recorder import _global_parameter_recorder as recorder
-    except ImportError:  # paddle 3.0.0 to 3.2.2
-        from paddle.jit.pir_dy2static.parameter_recorder import _global_parameter_recorder as recorder
     from paddle.jit.dy2static.program_translator import _program_hash
+
+    recorder = dy2static.parameter_recorder()._global_parameter_recorder
 
     record = recorder.get
     parameters: Dict[str, Any] = {}  # the program's, found once: backward adds none

@@ -6,8 +6,10 @@ from paddle.jit.dy2static.convert_call_func import convert_call  # paddle 3.3.1 
 
 import harness
 import pylayer2static_runtime as p2s
-from conftest import CASES_DIR
+from conftest import CASES_DIR, HERE
 from pylayer2static_runtime import op as p2s_op
+
+ERRORS_DIR = os.path.join(HERE, "errors")
 
 
 def case(name: str) -> str:
@@ -57,3 +59,19 @@ def test_static_programs_leave_no_inplace_map_entries(transpile) -> None:
     harness.run_static(module, harness.reference_state(module))
     after = {key: len(entries) for key, entries in inplace.params_dict.items()}
     assert after == before
+
+
+def test_a_failed_to_static_build_forgets_its_records(transpile) -> None:
+    """dy2static records a program's parameters and in-place writes by id(program) and drops
+    them when the build returns, not when it raises; left behind, the next program given the
+    freed id inherits another layer's parameters (`jit.save` KeyError, paddle 2.6.2-3.3.1) or,
+    under PIR, values of the freed program. A contract error must not poison later builds."""
+    from pylayer2static_runtime import dy2static as p2s_dy2static
+
+    module = harness.load_module(transpile(os.path.join(ERRORS_DIR, "autograd_backward.py")),
+                                 "e2e_runtime_failed_build")
+    owners = p2s_dy2static._program_records()
+    before = p2s_dy2static._recorded_keys(owners)
+    with pytest.raises(p2s.PyLayerContractError):
+        harness.run_to_static(module, harness.reference_state(module))
+    assert p2s_dy2static._recorded_keys(owners) == before
