@@ -20,6 +20,11 @@ build returns, not when it raises (2.6.2-3.3.1 `ConcreteProgram.from_func_spec` 
 contract error, a user's exception), the next program given the freed id inherits them:
 parameters of another layer (`jit.save` KeyError) or, under PIR, values of the freed
 program. `install` makes a failed build forget what it recorded.
+
+The AST pass rewrites every `x.shape` to `_jst.Shape(x)` (TensorShapeTransformer), targets
+too: `ctx.shape = x.shape`, the usual way a PyLayer keeps an input's shape for backward (and
+`self.shape = ...` in any converted method), became `_jst.Shape(ctx) = ...`, a SyntaxError
+in the converted code. `install` leaves a target as written.
 """
 import functools
 import inspect
@@ -132,6 +137,32 @@ def _as_base(self: Any, bases: Any) -> Any:
     return (self.dyfunc_self,)
 
 
+def _targets_as_written(visit: Callable[..., Any]) -> Callable[..., Any]:
+    """`TensorShapeTransformer.visit_Attribute`, which leaves an assignment or `del` target
+    as written (only a read of `x.shape` means the shape)."""
+    from paddle.utils import gast
+
+    @functools.wraps(visit)
+    def visit_attribute(self: Any, node: Any) -> Any:
+        if isinstance(node.ctx, gast.Load):
+            return visit(self, node)
+        self.generic_visit(node)
+        return node
+
+    visit_attribute._p2s_targets = True  # type: ignore[attr-defined]
+    return visit_attribute
+
+
+def _keep_shape_targets() -> None:
+    try:
+        from paddle.jit.dy2static.transformers.tensor_shape_transformer import TensorShapeTransformer
+    except ImportError:  # paddle 2.6.2
+        from paddle.jit.dy2static.tensor_shape_transformer import TensorShapeTransformer
+    visit = TensorShapeTransformer.visit_Attribute
+    if not getattr(visit, "_p2s_targets", False):
+        TensorShapeTransformer.visit_Attribute = _targets_as_written(visit)
+
+
 def parameter_recorder() -> Any:
     """The PIR module of dy2static's per-program records: paddle 3.3.1 keeps it in
     jit/dy2static, 2.6.2 to 3.2.2 in jit/pir_dy2static."""
@@ -190,12 +221,13 @@ def _forget_failed_builds() -> None:
 def install() -> None:
     """Make the framework's `StaticPyLayer` wrapper read the class's other attributes, serve
     as a base class and tolerate a forward it cannot convert, dy2static's converted functions keep Python's
-    private-name mangling and (paddle 3.0, 3.1) keyword-only defaults, and a failed build
-    forget the records it left."""
+    private-name mangling, (paddle 3.0, 3.1) keyword-only defaults and assignments to an
+    attribute named `shape`, and a failed build forget the records it left."""
     from paddle.jit.dy2static.program_translator import FunctionCache
     from paddle.jit.dy2static.py_layer import StaticPyLayer
 
     _forget_failed_builds()
+    _keep_shape_targets()
 
     if "__getattr__" not in StaticPyLayer.__dict__:
         StaticPyLayer.__getattr__ = _class_attribute

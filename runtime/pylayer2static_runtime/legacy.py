@@ -33,6 +33,10 @@ class LegacyAdapter:
         return isinstance(value, Variable)
 
     @staticmethod
+    def same(a: Any, b: Any) -> bool:
+        return a is b
+
+    @staticmethod
     def grad_enabled() -> bool:
         """Always: paddle 2.6.2's `is_grad_enabled` reads the dygraph tracer (none in a static
         program), and its static graphs record gradients under `paddle.no_grad` too."""

@@ -415,13 +415,20 @@ class PyLayerOp:
         outs = adapter.outputs_as_list(result, len(record["tensors"]))
         in_output_slot = {i for slot in record["slots"] for i in slot.tensors}
         leaves = list(record["leaves"])
-        for index, (pos, inner, outer) in enumerate(zip(record["positions"], record["tensors"], outs)):
+        tensors = record["tensors"]
+        for index, (pos, inner, outer) in enumerate(zip(record["positions"], tensors, outs)):
             # As eager: when an input needs a gradient, the tensors of the output slots get
             # one (even if forward made them under no_grad), but for non-differentiable ones.
             outer.stop_gradient = (
                 not needs_grad or index not in in_output_slot or self._gets_no_gradient(inner, state, inputs)
             )
             leaves[pos] = outer
+        for index, pos in enumerate(record["positions"]):
+            # One tensor returned in several places (`return y, y`) is one tensor in eager, in
+            # the slot of its last place (eager_py_layer.cc sets its slot once per place): the
+            # caller gets that output everywhere, and backward zeros for the places before.
+            last = max(j for j in range(index, len(tensors)) if adapter.same(tensors[j], tensors[index]))
+            leaves[pos] = outs[last]
         return structure.pack_as(record["out"], leaves)
 
     @staticmethod

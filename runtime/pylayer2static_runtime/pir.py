@@ -35,9 +35,27 @@ class PirAdapter:
         return paddle.is_grad_enabled()
 
     @staticmethod
+    def same(a: Any, b: Any) -> bool:
+        """Whether two values are one (`==` on values builds an op)."""
+        return a.is_same(b)
+
+    @staticmethod
     def op_inputs(values: List[Any]) -> List[Any]:
-        """The op's inputs: the values themselves."""
-        return values
+        """The op's inputs: the values themselves, but a copy for each repeat of one.
+
+        Eager gives each argument its own gradient slot, also one tensor passed twice
+        (`Gate.apply(h, h)`), and adds up what backward returns for them. PIR's pylayer op
+        takes one value once (paddle 3.3.1 autodiff fails with "Expected ret_num == 1",
+        the framework's own to_static too); through a copy, the `assign` adds up the two.
+        """
+        inputs: List[Any] = []
+        for value in values:
+            if any(value.is_same(seen) for seen in inputs):
+                copy = paddle.assign(value)
+                copy.stop_gradient = value.stop_gradient
+                value = copy
+            inputs.append(value)
+        return inputs
 
     def __init__(self, inside_backward: bool = False) -> None:
         self.inside_backward = inside_backward

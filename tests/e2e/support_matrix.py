@@ -42,7 +42,7 @@ COMMAND = "tests/e2e/support_matrix.py"
 ITEMS = {
     "1 arguments": ["request_full", "keyword_order", "keyword_swap", "nontensor_args", "varargs_kwargs",
                     "list_input", "tuple_input"],
-    "2 outputs": ["multi_outputs", "nested_outputs", "unused_outputs"],
+    "2 outputs": ["multi_outputs", "nested_outputs", "unused_outputs", "aliasing"],
     "3 gradients": ["none_grad_stop_gradient", "ctx_flags", "double_backward"],
     "4 context": ["saved_tensors", "tensor_attr"],
     "5 bodies": ["request_anchor", "helpers", "control_flow", "nested_pylayer", "many_applies",
@@ -201,24 +201,38 @@ def _double_backward_path() -> str:
     return dbl.PATH
 
 
-def framework_cells() -> Dict[str, Tuple[str, str]]:
-    """{case: (eager, framework to_static)} for every case, the originals only. Run in a
-    process of its own (`--framework`): importing pylayer2static_runtime changes how the
-    framework's dy2static treats PyLayer classes (see the runtime's dy2static.py)."""
-    cells: Dict[str, Tuple[str, str]] = {}
-    for name, path in _case_files():
-        cells[name] = _framework_cells(name, harness.load_module(path, f"support_original_{name}"))
+def _framework_jobs() -> List[Tuple[str, Callable[[], Tuple[str, str]]]]:
+    """(case, its (eager, framework to_static) cells) for every case, the originals only."""
+    jobs: List[Tuple[str, Callable[[], Tuple[str, str]]]] = [
+        (name, lambda name=name, path=path: _framework_cells(
+            name, harness.load_module(path, f"support_original_{name}")))
+        for name, path in _case_files()
+    ]
+    jobs.append(("double_backward", _framework_double_backward))
+    jobs.extend((f"tree:{name}", lambda name=name, original=original: _framework_cells(f"tree:{name}", original))
+                for name, original in tree_cases.ORIGINALS.items())
+    return jobs
+
+
+def _framework_double_backward() -> Tuple[str, str]:
     original = harness.load_module(_double_backward_path(), "support_double_backward")
     failed, check = _double_backward(original)
     if failed:
-        cells["double_backward"] = (f"❌ {failed}", "—")
-    else:
-        fw = check(original, "to_static")
-        cells["double_backward"] = ("✅ runs", "✅ equal" if fw is None else f"❌ {fw}")
-    for name, original in tree_cases.ORIGINALS.items():
-        cells[f"tree:{name}"] = _framework_cells(f"tree:{name}", original)
+        return f"❌ {failed}", "—"
+    fw = check(original, "to_static")
+    return "✅ runs", "✅ equal" if fw is None else f"❌ {fw}"
+
+
+FRAMEWORK_MARKER = "P2S-FRAMEWORK-CELL "
+
+
+def print_framework_cells(start: int) -> None:
+    """The framework column from case number `start` on, one line per case as it is done.
+    Run in a process of its own (`--framework`): importing pylayer2static_runtime changes how
+    the framework's dy2static treats PyLayer classes (see the runtime's dy2static.py)."""
+    for name, cells in _framework_jobs()[start:]:
+        print(FRAMEWORK_MARKER + json.dumps([name, list(cells())]), flush=True)
     assert "pylayer2static_runtime" not in sys.modules, "the framework column ran with the runtime imported"
-    return cells
 
 
 def _case_files() -> List[Tuple[str, str]]:
@@ -226,13 +240,30 @@ def _case_files() -> List[Tuple[str, str]]:
 
 
 def _framework_cells_in_child() -> Dict[str, Tuple[str, str]]:
-    proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--framework"],
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise SystemExit(f"support_matrix --framework failed:\n{proc.stderr[-3000:]}")
-    marker = "P2S-FRAMEWORK-CELLS "
-    line = next(line for line in proc.stdout.splitlines() if line.startswith(marker))
-    return {k: tuple(v) for k, v in json.loads(line[len(marker):]).items()}
+    """The framework column, from children that each go on where the last one died.
+
+    The framework's own to_static can abort the process (paddle 3.3.1: SIGABRT in a case after
+    failed builds of others, whose records dy2static keeps by `id(program)`; the runtime's
+    dy2static.py forgets them, but this column runs without it), depending on what ran before.
+    A case that aborts a fresh child, as its first case, is an abort of its own."""
+    cells: Dict[str, Tuple[str, str]] = {}
+    count = len(_framework_jobs())
+    while len(cells) < count:
+        first = len(cells)
+        proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--framework", "--start", str(first)],
+                              capture_output=True, text=True)
+        for line in proc.stdout.splitlines():
+            if line.startswith(FRAMEWORK_MARKER):
+                name, pair = json.loads(line[len(FRAMEWORK_MARKER):])
+                cells[name] = tuple(pair)
+        if proc.returncode == 0 and len(cells) == count:
+            break
+        if proc.returncode > 0:  # an error, not a signal
+            raise SystemExit(f"support_matrix --framework failed:\n{proc.stderr[-3000:]}")
+        if len(cells) == first:
+            name = _framework_jobs()[first][0]
+            cells[name] = ("—", f"❌ the process died of signal {-proc.returncode}")
+    return cells
 
 
 def rows(binary: str) -> List[Tuple[str, ...]]:
@@ -427,9 +458,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--doc", default=DOC)
     parser.add_argument("--data", default=DATA_DIR, help=argparse.SUPPRESS)
     parser.add_argument("--framework", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--start", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.framework:
-        print("P2S-FRAMEWORK-CELLS " + json.dumps(framework_cells()))
+        print_framework_cells(args.start)
         return 0
     if not os.access(args.bin, os.X_OK):
         print(f"support_matrix: pylayer2static binary not found at {args.bin} (run make, or --bin)", file=sys.stderr)
