@@ -89,10 +89,11 @@ def applier(layer: Any) -> Callable[..., Any]:
 
 def _install_pir() -> None:
     try:
-        from . import pir
+        from . import inline, pir
     except ImportError:  # paddle 2.6.2: no PIR pylayer ops, nothing to install
         return
     pir.install()
+    inline.install()
 
 
 sot.skip_runtime_files()

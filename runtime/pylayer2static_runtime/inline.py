@@ -1,0 +1,250 @@
+"""Pylayer ops inlined into their parent blocks in the programs PIR runs (paddle 3.x).
+
+A `pylayer` op exists for autodiff: it keeps forward's ops apart so that the gradient
+through it is backward's ops, not forward's. Once the gradient ops are in the program,
+nothing needs the boundary, and it costs: paddle 3.3.1's interpreter runs each sub-block
+in an interpreter of its own (with its own thread pool), and the tensors backward saves
+cross through a `cf.stack_create` pipe (`cf.tuple_push` in forward, `cf.tuple_pop` in
+backward), copied each step. So the programs executors run, and the programs `jit.save`
+exports, get every pylayer op replaced by its sub-block's ops, and each pipe whose push
+and pop end in one block, push first, by the pushed values themselves:
+
+- to_static training: `PartialProgramLayer._append_backward` (paddle 3.3.1
+  jit/dy2static/pir_partial_program.py) returns the program with its gradient ops, before
+  it is split into the forward and backward programs; values are known there by name and
+  the split finds its boundaries by marker ops, which inlining keeps (it removes only
+  pylayer ops, pipe ops and yields);
+- to_static inference (`model.eval()`): the `after_infer` hook of the same class;
+- pure static programs: the executor's copy of the program, once fetch ops are added
+  (paddle 3.3.1 base/executor.py `_get_pir_program_and_executor`): the user's program
+  keeps its pylayer ops, so a later `paddle.static.gradients` still sees backward's ops;
+- exports: the program `normalize_pir_program` (static/pir_io.py) makes for
+  `save_inference_model` and `jit.save`, once its feed and fetch ops are added.
+
+Numbers do not change: the ops are the ones the sub-blocks held, in the same order, reading
+the same values. A pylayer op that cannot be inlined as it is (a sub-block with arguments,
+a yield that does not match its results) is kept, and why is logged at debug level
+(`logging.getLogger("pylayer2static_runtime")`). A forward that returns one of its
+inputs as it is gets a copy in its place (`assign`), as the op's output was a tensor of its
+own that later in-place writes could not reach the input through.
+"""
+import functools
+import logging
+from typing import Any, Callable, List, Set
+
+import paddle
+
+LOG = logging.getLogger("pylayer2static_runtime")
+
+_PYLAYER = "pd_op.pylayer"
+_YIELD = "cf.yield"
+
+
+def _op_ids(block: Any) -> Set[int]:
+    # Python wrappers of one block or op are not one object: ops are compared by id.
+    return {op.id() for op in block.ops}
+
+
+def _copies_of_outer(op: Any, body: Any, yielded: List[Any]) -> List[Any]:
+    """`yielded`, each value from outside the sub-block replaced by a copy made before `op`."""
+    inside = _op_ids(body)
+
+    def outer(value: Any) -> bool:
+        if not value.initialized():
+            return False  # None: no value, and no use (`_why_kept`)
+        return value.get_defining_op() is None or value.get_defining_op().id() not in inside
+
+    if not any(outer(value) for value in yielded):
+        return yielded
+    previous = paddle.pir.get_current_insertion_point()
+    paddle.pir.set_insertion_point(op)
+    try:
+        copies: List[Any] = []  # (value, its copy): one copy per value yielded more than once
+        result = []
+        for value in yielded:
+            if outer(value):
+                copy = next((c for v, c in copies if v.is_same(value)), None)
+                if copy is None:
+                    copy = paddle._C_ops.assign(value)
+                    copies.append((value, copy))
+                value = copy
+            result.append(value)
+        return result
+    finally:
+        paddle.pir.set_insertion_point(previous)
+
+
+def _why_kept(op: Any) -> str:
+    """Why `op` cannot be inlined as it is, or '' if it can."""
+    blocks = list(op.blocks())
+    if len(blocks) != 1:
+        return f"{len(blocks)} sub-blocks"
+    body = blocks[0]
+    if body.args() or body.kwargs():
+        return "its sub-block takes arguments"
+    ops = body.ops
+    if not ops or ops[-1].name() != _YIELD:
+        return "its sub-block does not end in a yield"
+    yielded = ops[-1].operands_source()
+    if len(yielded) != op.num_results():
+        return f"its yield gives {len(yielded)} value(s) for {op.num_results()} result(s)"
+    for value, result in zip(yielded, op.results()):
+        if not value.initialized() and not result.use_empty():
+            return "a result that is used has no value (a gradient backward gave as None)"
+    return ""
+
+
+def _inline(op: Any) -> bool:
+    """Replace `op` by its sub-block's ops; False (and a debug log) if it must stay."""
+    why = _why_kept(op)
+    if why:
+        LOG.debug("pylayer op kept (%s): %s", why, op)
+        return False
+    body = list(op.blocks())[0]
+    ops = body.ops
+    terminator = ops[-1]
+    yielded = _copies_of_outer(op, body, list(terminator.operands_source()))
+    for inner in ops[:-1]:
+        inner.move_before(op)
+    for result, value in zip(op.results(), yielded):
+        if value.initialized():
+            result.replace_all_uses_with(value)
+    op.erase()
+    return True
+
+
+def _inline_block(block: Any) -> int:
+    """Inline every pylayer op of `block`, also those inlining brings into it, and of the
+    blocks inside its other ops; the number inlined."""
+    count = 0
+    kept: Set[int] = set()
+    while True:
+        pending = [op for op in block.ops if op.name() == _PYLAYER and op.id() not in kept]
+        if not pending:
+            break
+        for op in pending:
+            if _inline(op):
+                count += 1
+            else:
+                kept.add(op.id())
+    for op in block.ops:
+        for inner in op.blocks():
+            count += _inline_block(inner)
+    return count
+
+
+def _index_in_block(op: Any, block: Any) -> int:
+    """Where `op` is among `block`'s ops, -1 if it is not one of them."""
+    return next((i for i, other in enumerate(block.ops) if other.id() == op.id()), -1)
+
+
+def _short_circuit_pipes(block: Any) -> None:
+    """Each stack whose one push and one pop are in one block, push first: the pop's
+    results become the pushed values and the stack goes; a push nobody pops goes too."""
+    for op in list(block.ops):
+        for inner in op.blocks():
+            _short_circuit_pipes(inner)
+        if op.name() != "cf.stack_create":
+            continue
+        _, inlet, outlet = op.results()
+        pushes = [user for user in inlet.all_used_ops() if user.name() == "cf.tuple_push"]
+        pops = [user for user in outlet.all_used_ops() if user.name() == "cf.tuple_pop"]
+        if len(pushes) != 1 or len(pops) > 1:
+            continue
+        push = pushes[0]
+        if pops:
+            pop = pops[0]
+            home = pop.get_parent_block()
+            if not 0 <= _index_in_block(push, home) < _index_in_block(pop, home):
+                continue
+            for result, value in zip(pop.results(), push.operands_source()[1:]):
+                result.replace_all_uses_with(value)
+            pop.erase()
+        push.erase()
+        if all(value.use_empty() for value in op.results()):
+            op.erase()
+
+
+def inline_pylayers(program: Any) -> int:
+    """Inline the pylayer ops of `program` and short-circuit their pipes; the number inlined."""
+    count = _inline_block(program.global_block())
+    if count:
+        _short_circuit_pipes(program.global_block())
+        LOG.debug("inlined %d pylayer op(s)", count)
+    return count
+
+
+_RUNNABLE_CACHES = ("name_value_map", "x_values", "param_values", "out_values",
+                    "x_grad_values", "param_grad_values", "out_grad_values")
+
+
+def _inline_runnable(runnable: Any) -> None:
+    """Inline a dy2static `RunnableProgram`'s pylayer ops, forgetting the values it looked up."""
+    if inline_pylayers(runnable.program):
+        for name in _RUNNABLE_CACHES:
+            runnable.__dict__.pop(name, None)
+
+
+def _after_append_backward(append_backward: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(append_backward)
+    def append_backward_and_inline(self: Any, *args: Any, **kwargs: Any) -> Any:
+        runnable = append_backward(self, *args, **kwargs)
+        _inline_runnable(runnable)
+        return runnable
+
+    append_backward_and_inline._p2s_inlines = True  # type: ignore[attr-defined]
+    return append_backward_and_inline
+
+
+def _inlining_infer_hook(hook_base: type) -> type:
+    class InlineOnInfer(hook_base):  # type: ignore[misc, valid-type]
+        """`after_infer`: the inference program with its pylayer ops inlined."""
+
+        def after_infer(self, infer_program: Any) -> Any:
+            _inline_runnable(infer_program)
+            infer_program.forward_range = (0, len(infer_program.program.global_block().ops))
+            return infer_program
+
+    return InlineOnInfer
+
+
+def _with_infer_hook(init: Callable[..., Any], hook: type) -> Callable[..., Any]:
+    @functools.wraps(init)
+    def init_with_hook(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        self.add_hooker(hook())
+
+    init_with_hook._p2s_inlines = True  # type: ignore[attr-defined]
+    return init_with_hook
+
+
+def _then_inline(make: Callable[..., Any], program_at: Callable[..., Any]) -> Callable[..., Any]:
+    """`make`, then the pylayer ops of the program `program_at(args, result)` inlined."""
+
+    @functools.wraps(make)
+    def make_and_inline(*args: Any, **kwargs: Any) -> Any:
+        result = make(*args, **kwargs)
+        inline_pylayers(program_at(args, kwargs, result))
+        return result
+
+    make_and_inline._p2s_inlines = True  # type: ignore[attr-defined]
+    return make_and_inline
+
+
+def install() -> None:
+    """Inline pylayer ops where programs are handed to an executor or exported (above)."""
+    from paddle.base import executor
+    from paddle.jit.dy2static import pir_partial_program
+    from paddle.static import io, pir_io
+
+    layer = pir_partial_program.PartialProgramLayer
+    if getattr(layer._append_backward, "_p2s_inlines", False):
+        return
+    layer._append_backward = _after_append_backward(layer._append_backward)
+    layer.__init__ = _with_infer_hook(layer.__init__, _inlining_infer_hook(pir_partial_program.PartialProgramLayerHook))
+    executor._add_pir_fetch_ops = _then_inline(
+        executor._add_pir_fetch_ops, lambda args, kwargs, result: kwargs.get("program", args[0] if args else None)
+    )
+    normalize = _then_inline(pir_io.normalize_pir_program, lambda args, kwargs, result: result)
+    pir_io.normalize_pir_program = normalize
+    io.normalize_pir_program = normalize
