@@ -75,3 +75,47 @@ def test_a_failed_to_static_build_forgets_its_records(transpile) -> None:
     with pytest.raises(p2s.PyLayerContractError):
         harness.run_to_static(module, harness.reference_state(module))
     assert p2s_dy2static._recorded_keys(owners) == before
+
+
+@pytest.mark.skipif(not harness.PIR, reason="paddle 2.6.2: legacy programs keep their pylayer ops")
+@pytest.mark.parametrize("name", ["request_full", "nested_pylayer", "real_recompute_function", "aliasing"])
+def test_the_executor_runs_a_static_program_without_pylayer_ops(transpile, monkeypatch, name) -> None:
+    """The user's static program keeps its pylayer ops (a later `paddle.static.gradients`
+    still sees backward's ops); the executor's copy holds their ops inlined, and no pipe."""
+    from paddle.base import executor
+
+    module = harness.load_module(transpile(case(name)), f"e2e_runtime_executor_{name}")
+    programs = []
+    make = executor._StandaloneExecutor
+
+    def recording(place, plan, scope):
+        programs.extend(plan.ir_program(job) for job in plan.job_types())
+        return make(place, plan, scope)
+
+    monkeypatch.setattr(executor, "_StandaloneExecutor", recording)
+    state = harness.reference_state(module)
+    result = harness.run_static(module, state)
+    harness.assert_same(result, harness.run_eager(module, state), tol=harness.tolerance(module))
+    assert result.pylayer_ops >= 1
+    ran = [p for p in programs if any(op.name() != "builtin.parameter" for op in p.global_block().ops)]
+    assert ran and all(harness.count_pylayer_ops(p) == 0 for p in ran)
+    pipes = [op.name() for p in ran for op in p.global_block().ops if op.name().startswith("cf.")]
+    assert pipes == []
+
+
+@pytest.mark.skipif(not harness.PIR, reason="paddle 2.6.2: legacy programs keep their pylayer ops")
+def test_pylayer_ops_holding_control_flow_are_inlined(transpile) -> None:
+    """Forward and backward holding `if` and `while` (ops with blocks of their own): those
+    ops move into the parent block whole, and no pylayer op is left."""
+    import paddle
+    from pylayer2static_runtime import inline
+
+    module = harness.load_module(transpile(case("control_flow")), "e2e_runtime_inline_control_flow")
+    state = harness.reference_state(module)
+    model = paddle.jit.to_static(harness._model(module, state), full_graph=True)
+    model(*[paddle.to_tensor(a, stop_gradient=False) for a in harness.input_arrays(module)])
+    program = model.forward.concrete_program.main_program.clone()
+    before = harness.count_pylayer_ops(program)
+    assert before >= 1
+    assert inline.inline_pylayers(program) == before
+    assert harness.count_pylayer_ops(program) == 0
