@@ -112,14 +112,18 @@ demo: $(BIN) venv
 	sh scripts/demo.sh $(BIN)
 
 # Benchmarks: not part of check. bench prints; bench-doc rewrites docs/PERFORMANCE.md's figures.
+# TWINS_ARGS passes options to tests/bench/twins.py (e.g. TWINS_ARGS="--repeat 9 --turn 0.5").
 bench: $(BIN) venv
 	$(PYTHON) tests/bench/run.py $(BIN)
 	sh tests/bench/models.sh
+	sh tests/bench/twins.sh $(TWINS_ARGS)
 	$(PYTHON) tests/bench/lsp_bench.py $(BIN)
 bench-doc: $(BIN) venv
 	$(PYTHON) tests/bench/run.py $(BIN) --write build/bench/tool.md
 	sh tests/bench/models.sh build/bench/models.md
-	$(PYTHON) tests/bench/write_doc.py build/bench/tool.md build/bench/models.md docs/PERFORMANCE.md
+	sh tests/bench/twins.sh -o build/bench/twins.md $(TWINS_ARGS)
+	$(PYTHON) tests/bench/write_doc.py docs/PERFORMANCE.md --measured build/bench/tool.md build/bench/models.md \
+		--twins build/bench/twins.md
 
 # The pip package: dist/pylayer2static-VERSION-py3-none-manylinux_*.whl, the binary statically
 # linked (tree-sitter from libtree-sitter-dev's .a, the grammar, cJSON from Debian's source

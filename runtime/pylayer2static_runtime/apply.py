@@ -54,7 +54,7 @@ def builder_of(cls: type) -> Callable[..., Any]:
     return generic
 
 
-@sot.break_graph
+@sot.one_call_in_graph
 @paddle.jit.not_to_static
 def apply(layer: Any, *args: Any, **kwargs: Any) -> Any:
     """`layer.apply(*args, **kwargs)`, built as a `pylayer` op when a static graph is being built.
@@ -77,7 +77,7 @@ def applier(layer: Any) -> Callable[..., Any]:
     if not _is_pylayer(cls):
         return layer.apply
 
-    @sot.break_graph
+    @sot.one_call_in_graph
     @paddle.jit.not_to_static
     @functools.wraps(cls.apply)
     def apply_layer(*args: Any, **kwargs: Any) -> Any:

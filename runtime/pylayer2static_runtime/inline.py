@@ -21,6 +21,12 @@ and pop end in one block, push first, by the pushed values themselves:
 - exports: the program `normalize_pir_program` (static/pir_io.py) makes for
   `save_inference_model` and `jit.save`, once its feed and fetch ops are added.
 
+An export cannot be trained after `paddle.jit.load`: its PyLayers' backward is not in the file
+(without inlining, a PIR export keeps only an id into the saving process's registry), and
+autodiff of the inlined forward ops would differ from the custom backward silently. The
+inlined ops carry their class's name (`_MARK`), and building a training program from such a
+program raises `PyLayerContractError` naming the classes.
+
 Numbers do not change: the ops are the ones the sub-blocks held, in the same order, reading
 the same values. A pylayer op that cannot be inlined as it is (a sub-block with arguments,
 a yield that does not match its results) is kept, and why is logged at debug level
@@ -34,10 +40,20 @@ from typing import Any, Callable, List, Set
 
 import paddle
 
+from .errors import PyLayerContractError
+
 LOG = logging.getLogger("pylayer2static_runtime")
 
 _PYLAYER = "pd_op.pylayer"
 _YIELD = "cf.yield"
+CLASS_ATTR = "p2s_pylayer"
+"""The attribute naming a PyLayer class (module.qualname) on its pylayer op (op.py)."""
+_MARK = "pylayer2static:"
+"""Ops taken out of a PyLayer's pylayer op get `{_MARK}{class}` appended to their
+`struct_name`, the structure path the framework keeps on ops (`/Linear_1/`) and the one
+attribute of its own that paddle 3.3.1 serializes for any op: an exported program says which
+PyLayers it holds inlined, and training it after `jit.load` is refused
+(`_refuse_inlined_training`)."""
 
 
 def _op_ids(block: Any) -> Set[int]:
@@ -104,8 +120,12 @@ def _inline(op: Any) -> bool:
     ops = body.ops
     terminator = ops[-1]
     yielded = _copies_of_outer(op, body, list(terminator.operands_source()))
+    label = f"{_MARK}{op.str_attr(CLASS_ATTR)}/" if op.has_attr(CLASS_ATTR) else ""
     for inner in ops[:-1]:
         inner.move_before(op)
+        if label and inner.name() != _PYLAYER:
+            path = inner.str_attr("struct_name") if inner.has_attr("struct_name") else "/"
+            inner.set_str_attr("struct_name", path + label)
     for result, value in zip(op.results(), yielded):
         if value.initialized():
             result.replace_all_uses_with(value)
@@ -185,9 +205,30 @@ def _inline_runnable(runnable: Any) -> None:
             runnable.__dict__.pop(name, None)
 
 
+def _inlined_classes(program: Any) -> List[str]:
+    """The PyLayer classes whose ops `program` holds inlined, before any autodiff."""
+    paths = [op.str_attr("struct_name") for op in program.global_block().ops if op.has_attr("struct_name")]
+    return sorted({part[len(_MARK):] for path in paths for part in path.split("/") if part.startswith(_MARK)})
+
+
+def _refuse_inlined_training(runnable: Any) -> None:
+    """A program `jit.save` exported with PyLayers inlined holds their forward ops only:
+    autodiff would differentiate those, not the custom backward (a straight-through
+    quantizer's gradient would be round's, zero). Loud, naming the classes."""
+    classes = _inlined_classes(runnable.program)
+    if classes:
+        raise PyLayerContractError(
+            f"this program was saved by paddle.jit.save with the forward of PyLayer {', '.join(classes)} "
+            "inlined for inference (pylayer2static); its custom backward is not in the file, so the "
+            "loaded model cannot be trained or run in training mode: call .eval() on it for inference, "
+            "and train the original model"
+        )
+
+
 def _after_append_backward(append_backward: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(append_backward)
     def append_backward_and_inline(self: Any, *args: Any, **kwargs: Any) -> Any:
+        _refuse_inlined_training(args[0] if args else kwargs["train_runnable_program"])
         runnable = append_backward(self, *args, **kwargs)
         _inline_runnable(runnable)
         return runnable

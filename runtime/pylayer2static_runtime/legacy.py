@@ -9,12 +9,16 @@ block finds them in the forward block's step scope).
 """
 import contextlib
 import functools
+import logging
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import paddle
-from paddle.base.framework import Parameter, Variable  # paddle 2.6.2 (also 3.3.1 with PIR off)
+from paddle.base import core
+from paddle.base.framework import Operator, Parameter, Variable  # paddle 2.6.2 (also 3.3.1 with PIR off)
 
 from .errors import PyLayerContractError
+
+LOG = logging.getLogger("pylayer2static_runtime")
 
 
 class LegacyAdapter:
@@ -91,6 +95,10 @@ class LegacyAdapter:
         return list(result) if result is not None else []
 
     @staticmethod
+    def label(outputs: List[Any], cls: type) -> None:
+        """Nothing: legacy exports keep their pylayer ops."""
+
+    @staticmethod
     def forward_only_backward(message: str, inputs: List[Any], needs_grad: bool) -> Optional[Callable[..., Any]]:
         """The backward of a PyLayer without one.
 
@@ -152,6 +160,7 @@ def _keeping_block_ids(normalize: Callable[..., Any]) -> Callable[..., Any]:
         finally:
             paddle.static.Program.clone = clone
         _keep_sub_block_variables(args[0], normalized)
+        inline_pylayers(normalized)
         return normalized
 
     normalize_program._p2s_keeps_block_ids = True  # type: ignore[attr-defined]
@@ -176,6 +185,76 @@ def _keep_sub_block_variables(program: Any, normalized: Any) -> None:
             for name in op.input_arg_names + op.output_arg_names:
                 if block._find_var_recursive(name) is None and source.has_var(name):
                     top._clone_variable(source.var(name), force_persistable=False)
+
+
+def _why_kept(global_block: Any, op: Any) -> str:
+    """Why pylayer op `op` of `global_block` cannot be inlined, or '' if it can."""
+    ids = op._blocks_attr_ids("blocks")
+    if len(ids) != 1:
+        return f"{len(ids)} blocks (the backward one was not dropped)"
+    body = global_block.program.block(ids[0])
+    if body.parent_idx != global_block.idx:
+        return "its block is not a child of the global block"
+    for inner in body.ops:
+        for name in inner.attr_names:
+            if inner.attr_type(name) in (core.AttrType.BLOCK, core.AttrType.BLOCKS):
+                return f"its block holds a {inner.type} op with blocks of its own"
+    for name in body.vars:
+        if global_block.has_var(name):
+            return f"its block's variable {name} is also a global one"
+    return ""
+
+
+def _inline(global_block: Any, index: int) -> bool:
+    """Replace the pylayer op at `index` by its forward block's ops (which write its outputs
+    themselves, with `assign`); the block is left empty. False (and a debug log) if it must stay."""
+    op = global_block.ops[index]
+    why = _why_kept(global_block, op)
+    if why:
+        LOG.debug("pylayer op kept (%s): %s", why, op)
+        return False
+    body = global_block.program.block(op._blocks_attr_ids("blocks")[0])
+    scopes = op.output("Scope")
+    for var in list(body.vars.values()):
+        global_block._clone_variable(var, force_persistable=False)
+    for offset, inner in enumerate(body.ops):
+        desc = global_block.desc._insert_op(index + offset)
+        desc.copy_from(inner.desc)
+        global_block.ops.insert(index + offset, Operator(global_block, desc))
+    moved = len(body.ops)
+    global_block._remove_op(index + moved)
+    for name in scopes:
+        global_block._remove_var(name)
+    for _ in range(moved):
+        body._remove_op(0)
+    for name in list(body.vars):
+        body._remove_var(name)
+    return True
+
+
+def inline_pylayers(program: Any) -> int:
+    """Inline the pylayer ops of an inference program's global block (an export: forward
+    blocks only); the number inlined.
+
+    An export's pylayer op costs a scope and an interpreter of its own per run, and the
+    predictor's passes do not enter its block (paddle 2.6.2 fuses nothing there, and its
+    constant folding runs a pylayer op whose inputs are all parameters without its block:
+    "The Variable type must be std::vector<Scope*>"). Its forward block's ops read the op's
+    inputs and write its outputs by name, so in the global block they compute the same.
+    Kept (debug log): an op whose block holds ops with blocks of their own, which would then
+    find their variables through an emptied parent, or declares a name the global block has.
+    """
+    block = program.global_block()
+    count = index = 0
+    while index < len(block.ops):
+        op = block.ops[index]
+        if op.type == "pylayer" and _inline(block, index):
+            count += 1
+            continue
+        index += 1
+    if count:
+        LOG.debug("inlined %d pylayer op(s) of an export", count)
+    return count
 
 
 def install() -> None:

@@ -14,7 +14,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional
 import paddle
 from paddle.base.libpaddle.pir import build_pipe_for_pylayer  # paddle 3.3.1
 
-from . import dy2static
+from . import dy2static, inline
 from .errors import PyLayerContractError
 from .patch import swapped
 
@@ -114,6 +114,13 @@ class PirAdapter:
         if count == 1:
             return [result]
         return list(result) if result is not None else []
+
+    @staticmethod
+    def label(outputs: List[Any], cls: type) -> None:
+        """Name `cls` on the op, for the ops inlining takes out of it (inline.py)."""
+        op = outputs[0].get_defining_op() if outputs else None
+        if op is not None and op.name() == "pd_op.pylayer":
+            op.set_str_attr(inline.CLASS_ATTR, f"{cls.__module__}.{cls.__qualname__}")
 
     @staticmethod
     def forward_only_backward(message: str, inputs: List[Any], needs_grad: bool) -> Optional[Callable[..., Any]]:

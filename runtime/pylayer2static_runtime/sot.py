@@ -1,31 +1,75 @@
-"""How the bytecode translator (SOT) treats the runtime.
+"""How the bytecode translator (SOT) treats the runtime's entry points.
 
-SOT simulates the user's function and inlines the Python functions it calls. A
-PyLayer call cannot be traced (the framework's SOT has no PyLayer support), so the
-graph breaks at it and the call runs eagerly, exactly as `cls.apply(...)` does in
-unconverted code. Two things make that break clean:
+SOT simulates the user's function and inlines the Python functions it calls; what it cannot
+simulate breaks the graph, and that call runs eagerly between two subgraphs. The framework's
+SOT has no PyLayer support, so left to itself it breaks the graph at every PyLayer call.
 
-- `apply` is a "break graph" function (paddle 3.3.1 `paddle.jit.marker.force_dynamic`):
-  SOT breaks at its call site instead of simulating it (2.6.2 has no such marker:
-  simulating it reaches `cls.apply`, which breaks the graph at the same call site);
-- the eager call runs with SOT's frame evaluation off (`run_eagerly`), so the user's
-  forward runs natively inside `cls.apply`, as in eager mode; 2.6.2's SOT otherwise
-  translates that frame too and fails on e.g. a `for` over `*args` (it does so for
-  unconverted code as well);
+**Recorded as one call** where the release can (`paddle.jit.marker.unified`, paddle 3.3.1):
+`apply` and `applier`'s wrappers are marked unified, so SOT neither simulates nor breaks at
+them: it records each call as one call of its graph, the tensors as symbolic inputs, like a
+paddle API (3.3.1 jit/sot/opcode_translator/executor/variables/callable.py
+`PaddleApiVariable`). SOT runs a recorded call twice, neither time in dynamic mode: once in a
+scratch program to learn its outputs' shapes ("infer meta", 3.3.1 jit/sot/infer_meta.py
+`VariableCreator.infer_meta`) and once when it compiles the graph; both times `apply` builds
+the `pylayer` op, as under AST to_static. PyLayer calls no longer split SOT's graph: a model
+that breaks it nowhere else is one subgraph. In dynamic mode `apply` is still the eager
+`cls.apply`.
+
+A call that cannot be built soundly inside SOT's graph is kept out of it: while SOT infers its
+meta, the runtime raises SOT's own break request (3.3.1 jit/sot/utils/exceptions.py
+`BreakGraphError`, which `FunctionGraph.call_paddle_api` passes on to the break-graph handling
+of the calling opcode), so SOT breaks the graph at that call and runs it eagerly, as 2.6.2
+does every PyLayer call. Its reason, in SOT's break-reason report, starts "pylayer2static:".
+The runtime does so when
+- forward reads an eager tensor directly, not through its arguments (a layer's parameter
+  reached through a bound method, a closure or a Layer passed in, as recompute PyLayers do):
+  SOT makes the parameters it traces inputs of its graph (`pd_op.data`), while a tensor read
+  inside the call becomes a program parameter of its own (dy2static's parameter recorder),
+  so one parameter is two values in one program, and a recompute backward's `paddle.grad`
+  over the saved parameter finds no path to what the re-run forward computed: a gradient is
+  lost, or the build fails;
+- building it raises (a user's error in forward, a contract violation): eagerly, the call then
+  raises the user's own exception from the user's own line, as it did before.
+
+SOT guards the values a recorded call, or a break at it, depends on, and 3.3.1 guards a bound
+method and a `functools.partial` by their repr (`VariableBase.make_stringified_guard`, used by
+`MethodVariable` and `PartialVariable`): `x == <bound method ...>`, a SyntaxError when SOT
+compiles its guards, after which SOT gives up the whole function and runs it eagerly. A PyLayer
+call taking one (recompute PyLayers take `self._run`) would never be recorded, nor broken at
+cleanly, so with the marker the runtime gives both kinds the guards SOT gives a function and a
+Layer (`_install_guards`).
+
+**A clean break** where the release cannot (2.6.2 has no marker; a release with a marker but
+without one of the SOT internals used here gets `paddle.jit.marker.force_dynamic`): SOT breaks
+the graph at each PyLayer call, and
+- the eager call runs with SOT's frame evaluation off (`run_eagerly`), so the user's forward
+  runs natively inside `cls.apply`, as in eager mode; 2.6.2's SOT otherwise translates that
+  frame too and fails on e.g. a `for` over `*args` (it does so for unconverted code as well);
 - the runtime's files are in SOT's skip list (paddle 3.3.1 and 2.6.2
   `paddle/jit/sot/opcode_translator/skip_files.py`), so the eagerly run call is not
   translated again as a new frame. Without this, 2.6.2 translates `apply` itself and
   replays a cached resume function of it with another call's keyword arguments.
+Both hold on 3.3.1 too, for the calls kept out of the graph and for the functions SOT leaves
+to CPython: on Python 3.11 its eval-frame hook does not translate a function holding a `with`
+block (a code object with an exception table, paddle/fluid/pybind/sot/eval_frame.c), which
+then runs natively, its PyLayer calls eagerly.
 """
+import functools
 import os
-from typing import Any, Callable
+import types
+from typing import Any, Callable, List, Optional
+
+import paddle
+
+from . import dy2static
+from .patch import swapped
+
+BREAK_PREFIX = "pylayer2static: "
 
 
 def run_eagerly(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """`fn(*args, **kwargs)` with SOT's frame evaluation switched off meanwhile
     (as paddle 3.3.1 and 2.6.2 `paddle.jit.sot.utils.no_eval_frame` do)."""
-    import paddle
-
     previous = paddle.framework.core.set_eval_frame(None)
     try:
         return fn(*args, **kwargs)
@@ -41,11 +85,135 @@ def skip_runtime_files() -> None:
     skip_files.setup_skip_files()
 
 
-def break_graph(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Mark `fn` so SOT breaks the graph at calls of it (where the framework can)."""
-    import paddle.jit
+def _unified_marker() -> Optional[Callable[..., Any]]:
+    """`paddle.jit.marker.unified` where SOT also has every internal the runtime records
+    PyLayer calls with (read from paddle 3.3.1: jit/marker.py, jit/sot/infer_meta.py,
+    jit/sot/opcode_translator/executor/guard.py and variables/callable.py,
+    jit/sot/utils/exceptions.py), else None."""
+    unified = getattr(getattr(paddle.jit, "marker", None), "unified", None)
+    if unified is None:
+        return None
+    try:
+        from paddle.jit.sot.infer_meta import VariableCreator  # noqa: F401
+        from paddle.jit.sot.opcode_translator.executor.guard import (  # noqa: F401
+            StringifiedExpression, check_guard, object_equal_stringified_guard, union_free_vars)
+        from paddle.jit.sot.opcode_translator.executor.variables.callable import (  # noqa: F401
+            MethodVariable, PartialVariable)
+        from paddle.jit.sot.utils.exceptions import BreakGraphError, DygraphInconsistentWithStaticBreak  # noqa: F401
+    except ImportError:
+        return None
+    return unified
 
-    force_dynamic = getattr(getattr(paddle.jit, "marker", None), "force_dynamic", None)
-    if force_dynamic is not None:
-        force_dynamic(fn)
-    return fn
+
+class _Recording:
+    """Whether a call SOT records is being built (a PyLayer applied inside its forward is
+    part of it, not a call of SOT's graph)."""
+
+    active = False
+
+
+def _in_sot_infer_meta() -> bool:
+    """Whether SOT is running a recorded call to learn its outputs' shapes: it does so in
+    static mode under `program_guard(VariableCreator().main_program, ...)` (paddle 3.3.1
+    jit/sot/infer_meta.py `VariableCreator.infer_meta`; VariableCreator is a singleton)."""
+    if paddle.in_dynamic_mode():
+        return False
+    from paddle.jit.sot.infer_meta import VariableCreator
+
+    return paddle.static.default_main_program() is VariableCreator().main_program
+
+
+def _break_request(reason: str) -> Exception:
+    """SOT's request to break the graph at the call being recorded (paddle 3.3.1
+    jit/sot/utils/exceptions.py: `BreakGraphError` takes a `BreakGraphReasonBase`, and files
+    it with SOT's break-reason collector)."""
+    from paddle.jit.sot.utils.exceptions import BreakGraphError, DygraphInconsistentWithStaticBreak
+
+    return BreakGraphError(DygraphInconsistentWithStaticBreak(BREAK_PREFIX + reason))
+
+
+def _build_for_sot(fn: Callable[..., Any], args: Any, kwargs: Any) -> Any:
+    """`fn(*args, **kwargs)` while SOT infers the call's meta, or SOT's break request when the
+    call cannot be one call of its graph (the module docstring says when, and why)."""
+    recorder = dy2static.parameter_recorder()._global_parameter_recorder
+    convert = recorder.get
+    read: List[str] = []
+
+    def get(program: Any, tensor: Any) -> Any:
+        read.append(tensor.name)
+        return convert(program, tensor)
+
+    _Recording.active = True
+    try:
+        with swapped(recorder, "get", get):
+            out = fn(*args, **kwargs)
+    except Exception as exc:  # noqa: BLE001 - turned into a break: eager raises it again
+        raise _break_request(
+            f"building the call raised {type(exc).__name__}: {exc}; the call runs eagerly"
+        ) from exc
+    finally:
+        _Recording.active = False
+    if read:
+        raise _break_request(
+            f"forward reads {', '.join(sorted(set(read)))} directly, not through its arguments; "
+            "in SOT's graph that tensor would be two values (SOT's input and a program "
+            "parameter): the call runs eagerly"
+        )
+    return out
+
+
+def _method_guard(self: Any) -> List[Any]:
+    """The guard of a bound method: its type, its instance by id (as SOT guards a Layer,
+    3.3.1 variables/callable.py `LayerVariable.make_stringified_guard`, without keeping it
+    alive) and its function by identity."""
+    from paddle.jit.sot.opcode_translator.executor.guard import StringifiedExpression, union_free_vars
+
+    tracer = self.tracker.trace_value_from_frame()
+    method = self.get_py_value()
+    func = f"__p2s_method_func_{self.id}"
+    return [
+        StringifiedExpression(
+            f"id(type({{0}})) == {id(types.MethodType)} and id({{0}}.__self__) == {id(method.__self__)}"
+            f" and {{0}}.__func__ is {func}",
+            [tracer],
+            union_free_vars(tracer.free_vars, {func: method.__func__}),
+        )
+    ]
+
+
+def _install_guards() -> None:
+    """Guards SOT can compile for a bound method and a `functools.partial` (the module
+    docstring says why): the method's (above); the partial's, SOT's own guard of an object
+    (3.3.1 opcode_translator/executor/guard.py `object_equal_stringified_guard`, as for a
+    function: equal to the partial the graph was built with, which it keeps)."""
+    from paddle.jit.sot.opcode_translator.executor.guard import check_guard, object_equal_stringified_guard
+    from paddle.jit.sot.opcode_translator.executor.variables.callable import MethodVariable, PartialVariable
+
+    MethodVariable.make_stringified_guard = check_guard(_method_guard)
+    PartialVariable.make_stringified_guard = object_equal_stringified_guard
+
+
+def one_call_in_graph(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark the entry point `fn` so SOT records each call of it as one call in its graph
+    where the release can, and keeps unsound ones out; elsewhere SOT breaks the graph at it."""
+    unified = _unified_marker()
+    if unified is None:
+        force_dynamic = getattr(getattr(paddle.jit, "marker", None), "force_dynamic", None)
+        if force_dynamic is not None:
+            force_dynamic(fn)
+        return fn
+
+    @functools.wraps(fn)
+    def recorded(*args: Any, **kwargs: Any) -> Any:
+        if _Recording.active or not _in_sot_infer_meta():
+            return fn(*args, **kwargs)
+        return _build_for_sot(fn, args, kwargs)
+
+    # SOT names a recorded call by its module (paddle 3.3.1 jit/sot/utils/utils.py
+    # `get_api_fullname`), which fails on None: `functools.wraps(cls.apply)` copies the
+    # module of a builtin method, None, onto `applier`'s wrapper.
+    recorded.__module__ = fn.__module__ or __package__
+    # For SOT and for AST conversion (as `paddle.jit.not_to_static`, which `unified` replaces).
+    unified(recorded)
+    _install_guards()
+    return recorded

@@ -357,10 +357,9 @@ def check_mode(module: Any, original: Any, mode: str, state: Dict[str, np.ndarra
         loaded, predicted = run_jit_save(module, state)
         assert_same(loaded, expected, with_grads=False, tol=tol)
         assert_same(predicted, expected, with_grads=False, tol=tol)
-        if PIR:
+        # The legacy IR keeps a pylayer op whose block holds control flow (legacy.py `_why_kept`).
+        if PIR or not getattr(original, "LEGACY_EXPORT_KEEPS_PYLAYER_OPS", False):
             assert predicted.pylayer_ops == 0, f"the saved inference program holds {predicted.pylayer_ops} pylayer op(s)"
-        else:
-            assert predicted.pylayer_ops >= 1, "the saved inference program holds no pylayer op"
     elif mode == "train":
         steps = getattr(original, "STEPS", 3)
         rtol, atol = tol

@@ -119,3 +119,27 @@ def test_pylayer_ops_holding_control_flow_are_inlined(transpile) -> None:
     assert before >= 1
     assert inline.inline_pylayers(program) == before
     assert harness.count_pylayer_ops(program) == 0
+
+
+@pytest.mark.skipif(not harness.PIR, reason="paddle 2.6.2: legacy exports keep their pylayer ops")
+def test_a_loaded_export_refuses_training_loudly(transpile, tmp_path) -> None:
+    """An export holds the PyLayers' forward ops inlined and not their backward: inference
+    after `jit.load` equals eager; training the loaded model raises, naming the class,
+    rather than differentiate the inlined forward (a straight-through quantizer: zero)."""
+    import paddle
+
+    module = harness.load_module(transpile(case("real_fake_quant")), "e2e_runtime_loaded_training")
+    state = harness.reference_state(module)
+    loaded_result, _ = harness.run_jit_save(module, state)
+    harness.assert_same(loaded_result, harness.run_eager(module, state), with_grads=False)
+    model = harness._model(module, state)
+    model.eval()
+    prefix = str(tmp_path / "model")
+    paddle.jit.save(model, prefix, input_spec=harness._input_spec(module))
+    loaded = paddle.jit.load(prefix)
+    loaded.train()
+    inputs = [paddle.to_tensor(a) for a in harness.input_arrays(module)]
+    with pytest.raises(Exception, match=r"PyLayer e2e_runtime_loaded_training.FakeQuantAbsMaxSTE .*cannot be trained.*\.eval\(\)"):
+        loaded(*inputs)
+    loaded.eval()
+    loaded(*inputs)

@@ -58,9 +58,3 @@ class Model(paddle.nn.Layer):
 
 
 INPUTS = [([5, 4], "float32", True)]
-# paddle 2.6.2's inference predictor fails on a pylayer op whose inputs are all parameters,
-# as a weight quantizer's are, with the framework's own to_static path too: its
-# constant_folding_pass runs the op on its own, without its blocks ("The Variable type must
-# be std::vector<Scope*>"); deleting the pass is the workaround (docs/SUPPORT.md). PIR
-# exports hold no pylayer op (their ops are inlined) and need none.
-PREDICTOR_PASSES_DELETED = () if getattr(paddle.framework, "use_pir_api", lambda: False)() else ("constant_folding_pass",)
