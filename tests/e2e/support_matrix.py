@@ -403,9 +403,32 @@ case links to its test.
   other arithmetic would not (`ctx_flags`, `real_moe_gate` cover the first kind).
 - **Double backward** through a pylayer op: both IRs refuse it, whoever built the op (the
   framework's own message).
-- **Inference predictor**: its `constant_folding_pass` fails on a pylayer op whose inputs are
-  all parameters (a weight quantizer), for the framework's own path too; the quantizer cases
-  delete the pass (`PREDICTOR_PASSES_DELETED`), which is the workaround for users.
+- **Exports and the programs executors run hold no pylayer op**: after autodiff (to_static
+  training), for inference programs, in the executor's copy of a static program and in
+  `jit.save`/`save_inference_model` exports, each pylayer op is replaced by its sub-block's ops
+  and its saved-tensor pipe by the saved values (PIR: `inline.py`; the 2.6.2 legacy IR, exports
+  only: `legacy.py`, which keeps an op whose block holds control flow or another pylayer op).
+  So the predictor's passes see ordinary ops, and the quantizer cases run without deleting
+  `constant_folding_pass`. Consequences: a PIR export loaded with `paddle.jit.load` cannot be
+  trained (its custom backward is not in the file): doing so raises `PyLayerContractError`
+  naming the class, and inference needs `.eval()`; a 2.6.2 export has no such guard, so do not
+  fine-tune a loaded 2.6.2 export of a PyLayer whose backward is not forward's true gradient.
+  The e2e predictor runs with oneDNN off: paddle 3.3.1's oneDNN kernels give wrong outputs on
+  the AVX2 CI machines for models without any PyLayer (`harness.py`), and with oneDNN off its
+  `common_subexpression_elimination_pass` loses an output when two outputs are one expression
+  (`decorator_forms` deletes it, the workaround for users).
+- **SOT** (`to_static(full_graph=False)`, the default of a plain `@to_static`; the `sot` mode
+  of the table): on releases whose `paddle.jit.marker` has `unified` (3.3.1), SOT records each
+  PyLayer call as one call of its graph, the runtime building the `pylayer` op in SOT's
+  program, so a model that breaks SOT's graph nowhere else is one subgraph; the framework's
+  SOT, which cannot trace a PyLayer, breaks the graph at every call instead. A call is kept out
+  of the graph, a clean break that SOT's break-reason report gives as `pylayer2static: ...`,
+  when its forward reads a parameter directly rather than through its arguments (a recompute
+  PyLayer re-running a layer: `real_recompute_function`, `real_recompute_tied_weights`,
+  `real_mix_recompute_block`) or when building it raises (the eager call then raises the
+  user's own error). On 2.6.2, which has no marker, SOT breaks the graph cleanly at each
+  PyLayer call and runs it eagerly, as before. Either way every case equals eager
+  (`tests/e2e/test_sot_capture.py` counts the breaks and the eager calls of each).
 """
 
 SECTION = "features"
