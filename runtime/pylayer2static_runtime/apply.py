@@ -96,7 +96,7 @@ def _install_pir() -> None:
     inline.install()
 
 
-sot.skip_runtime_files()
+sot.install()
 dy2static.install()
 legacy.install()
 collectives.install()

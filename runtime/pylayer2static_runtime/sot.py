@@ -85,6 +85,7 @@ def skip_runtime_files() -> None:
     skip_files.setup_skip_files()
 
 
+@functools.lru_cache(maxsize=None)
 def _unified_marker() -> Optional[Callable[..., Any]]:
     """`paddle.jit.marker.unified` where SOT also has every internal the runtime records
     PyLayer calls with (read from paddle 3.3.1: jit/marker.py, jit/sot/infer_meta.py,
@@ -215,5 +216,12 @@ def one_call_in_graph(fn: Callable[..., Any]) -> Callable[..., Any]:
     recorded.__module__ = fn.__module__ or __package__
     # For SOT and for AST conversion (as `paddle.jit.not_to_static`, which `unified` replaces).
     unified(recorded)
-    _install_guards()
     return recorded
+
+
+def install() -> None:
+    """Have SOT run the runtime's frames natively and, where it records PyLayer calls, give it
+    guards it can compile for the arguments they take (`_install_guards`)."""
+    skip_runtime_files()
+    if _unified_marker() is not None:
+        _install_guards()
