@@ -161,11 +161,15 @@ def _index_in_block(op: Any, block: Any) -> int:
 def _short_circuit_pipes(block: Any) -> None:
     """Each stack whose one push and one pop are in one block, push first: the pop's
     results become the pushed values and the stack goes; a push nobody pops goes too."""
-    for op in list(block.ops):
+    stacks = []
+    for op in block.ops:
         for inner in op.blocks():
             _short_circuit_pipes(inner)
-        if op.name() != "cf.stack_create":
-            continue
+        if op.name() == "cf.stack_create":
+            stacks.append(op)
+    # Pushes and pops are erased below: ops are listed first, and only stacks are visited
+    # after that (a wrapper of an erased op points at freed memory).
+    for op in stacks:
         _, inlet, outlet = op.results()
         pushes = [user for user in inlet.all_used_ops() if user.name() == "cf.tuple_push"]
         pops = [user for user in outlet.all_used_ops() if user.name() == "cf.tuple_pop"]
