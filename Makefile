@@ -99,7 +99,7 @@ e2e-dist-doc: $(BIN) venv
 # The language server: protocol tests over pipes and headless Neovim (tests/lsp/run.sh).
 lsp-test: $(BIN) $(DEPS_STAMP)
 	sh tests/lsp/run.sh $(BIN)
-# PaddlePaddle's own PyLayer tests (../shared/paddle-tests), untranspiled vs transpiled, on both
+# PaddlePaddle's own PyLayer tests (tests/conformance/paddle-tests), untranspiled vs transpiled, on both
 # venvs (tests/conformance/README.md).
 conformance: $(BIN) venv
 	sh tests/conformance/run.sh $(BIN)

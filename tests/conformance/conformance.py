@@ -1,7 +1,7 @@
 """conformance.py BIN — PaddlePaddle's own PyLayer tests, untranspiled vs transpiled.
 
-For each pinned framework version (venv, test tree of ../shared/paddle-tests):
-  1. copy the test tree twice into a temp dir (the shared tree is never touched) and, where
+For each pinned framework version (venv, test tree of paddle-tests/ beside this file):
+  1. copy the test tree twice into a temp dir (the vendored tree is never touched) and, where
      the tree's README says so (paddle-3 on paddlepaddle >= 3.1), append the
      `to_legacy_ir_test` shim to both copies of dygraph_to_static_utils.py;
   2. transpile each test file of the second copy in place (`BIN f.py -o f.py.tmp`, then
@@ -19,7 +19,7 @@ last `conformance: N passed, N failed` (a test that conforms, or differs as list
 Never skips: a missing venv or framework, an untranspiled run that passes nothing, a stale
 or malformed expected difference each count as failed. Standard library only.
 
-Environment: P2S_PADDLE_TESTS (default ROOT/../shared/paddle-tests), P2S_CONFORMANCE_JOBS
+Environment: P2S_PADDLE_TESTS (default tests/conformance/paddle-tests), P2S_CONFORMANCE_JOBS
 (parallel test processes, default min(4, CPUs)), P2S_CONFORMANCE_TIMEOUT (seconds per test
 process, default 600), P2S_CONFORMANCE_KEEP=1 (keep the temp dir and say where it is).
 """
@@ -40,7 +40,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 RUNNER = os.path.join(HERE, "runner.py")
 
-# (venv, folder of ../shared/paddle-tests): the framework each test tree matches (its README).
+# (venv, folder of paddle-tests/): the framework each test tree matches (its README).
 VERSIONS = [(".venv", "paddle-3"), (".venv-2.6", "paddle-2.6")]
 TREES = ("paddle-3", "paddle-2.6")
 # The test files, relative to TREE/test; everything else in the tree is a helper.
@@ -392,8 +392,7 @@ def main():
                 ap.error("--venv %s: TREE is one of %s" % (spec, ", ".join(TREES)))
             versions.append((venv, tree or None))
     binary = os.path.abspath(args.binary)
-    src_root = os.environ.get("P2S_PADDLE_TESTS",
-                              os.path.join(os.path.dirname(ROOT), "shared", "paddle-tests"))
+    src_root = os.environ.get("P2S_PADDLE_TESTS", os.path.join(HERE, "paddle-tests"))
     jobs = int(os.environ.get("P2S_CONFORMANCE_JOBS", min(4, os.cpu_count() or 1)))
     timeout = int(os.environ.get("P2S_CONFORMANCE_TIMEOUT", 600))
     keep = os.environ.get("P2S_CONFORMANCE_KEEP") == "1"

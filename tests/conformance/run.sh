@@ -1,6 +1,6 @@
 #!/bin/sh
 # run.sh BIN [--venv DIR[=TREE]]... — the conformance suite: PaddlePaddle's own PyLayer tests
-# (../shared/paddle-tests, read-only, copied to a temp dir) run untranspiled and transpiled by
+# (paddle-tests/ beside this script, vendored, copied to a temp dir) run untranspiled and transpiled by
 # BIN under each pinned framework version (.venv: paddle-3/test, .venv-2.6: paddle-2.6/test);
 # every test that passes untranspiled must pass transpiled, except the entries of
 # expected_differences.txt. The work is done by conformance.py (standard library only, see its
