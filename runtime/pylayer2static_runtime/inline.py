@@ -19,7 +19,10 @@ and pop end in one block, push first, by the pushed values themselves:
   (paddle 3.3.1 base/executor.py `_get_pir_program_and_executor`): the user's program
   keeps its pylayer ops, so a later `paddle.static.gradients` still sees backward's ops;
 - exports: the program `normalize_pir_program` (static/pir_io.py) makes for
-  `save_inference_model` and `jit.save`, once its feed and fetch ops are added.
+  `save_inference_model` and `jit.save`, once its feed and fetch ops are added;
+- a PyLayer's gradient: the pylayer op autodiff builds for it (`core.call_vjp`), as soon as it
+  is built, so that a second autodiff (double backward) differentiates its ops
+  (`_inline_grad_op`).
 
 An export cannot be trained after `paddle.jit.load`: its PyLayers' backward is not in the file
 (without inlining, a PIR export keeps only an id into the saving process's registry), and
@@ -36,7 +39,7 @@ own that later in-place writes could not reach the input through.
 """
 import functools
 import logging
-from typing import Any, Callable, List, Set
+from typing import Any, Callable, List, Optional, Set
 
 import paddle
 
@@ -110,12 +113,13 @@ def _why_kept(op: Any) -> str:
     return ""
 
 
-def _inline(op: Any) -> bool:
-    """Replace `op` by its sub-block's ops; False (and a debug log) if it must stay."""
+def _inline(op: Any) -> Optional[List[Any]]:
+    """Replace `op` by its sub-block's ops; the values now in place of its results, or None
+    (and a debug log) if it must stay."""
     why = _why_kept(op)
     if why:
         LOG.debug("pylayer op kept (%s): %s", why, op)
-        return False
+        return None
     body = list(op.blocks())[0]
     ops = body.ops
     terminator = ops[-1]
@@ -130,7 +134,7 @@ def _inline(op: Any) -> bool:
         if value.initialized():
             result.replace_all_uses_with(value)
     op.erase()
-    return True
+    return yielded
 
 
 def _inline_block(block: Any) -> int:
@@ -143,7 +147,7 @@ def _inline_block(block: Any) -> int:
         if not pending:
             break
         for op in pending:
-            if _inline(op):
+            if _inline(op) is not None:
                 count += 1
             else:
                 kept.add(op.id())
@@ -196,6 +200,109 @@ def inline_pylayers(program: Any) -> int:
         _short_circuit_pipes(program.global_block())
         LOG.debug("inlined %d pylayer op(s)", count)
     return count
+
+
+GRAD_CLASS_ATTR = "p2s_pylayer_grad"
+"""On a pylayer op autodiff built as a PyLayer's gradient and that stays one (`_inline_grad_op`):
+the PyLayer's class, for the error its own gradient raises."""
+
+
+def _outer_view(forward_op: Any, value: Any) -> Optional[Any]:
+    """`value`, which forward's sub-block pushes for backward, as the ops after `forward_op`
+    see it: itself if it comes from outside (an input of apply), the op's result if forward
+    returns it; None if it is made inside and kept there."""
+    if value.get_defining_op() is None or value.get_defining_op().id() not in _op_ids(list(forward_op.blocks())[0]):
+        return value
+    yielded = list(forward_op.blocks())[0].ops[-1].operands_source()
+    return next((result for inner, result in zip(yielded, forward_op.results())
+                 if inner.initialized() and inner.is_same(value)), None)
+
+
+def _written_in_place(value: Any) -> bool:
+    # An in-place op's result shares its input's memory (PIR names such ops `..._`): what
+    # was pushed is a copy taken before it, the value itself is not.
+    return any(user.name().endswith("_") for user in value.all_used_ops())
+
+
+def _read_saved_directly(forward_op: Any, pop: Any) -> None:
+    """Backward reads the tensors forward saved from apply's inputs and outputs themselves,
+    not their copies through the pipe, which autodiff cannot see through."""
+    stack = pop.operand_source(0).get_defining_op()
+    pushes = [user for user in stack.result(1).all_used_ops() if user.name() == "cf.tuple_push"]
+    if len(pushes) != 1:
+        return
+    for popped, pushed in zip(pop.results(), pushes[0].operands_source()[1:]):
+        outer = _outer_view(forward_op, pushed)
+        if outer is not None and not _written_in_place(outer):
+            popped.replace_all_uses_with(outer)
+
+
+def _inline_grad_op(forward_op: Any, grad_op: Any) -> Optional[List[Any]]:
+    """Inline `grad_op`, the pylayer op autodiff just built as `forward_op`'s gradient; the
+    values in place of its results, or None if it stays.
+
+    PIR gives such an op no backward of its own (paddle 3.3.1 `PyLayerOp::Vjp`): autodiff of
+    it, a double backward, fails ("backward function id of pylayer op should be
+    non-negative"). Its ops in its parent block are ordinary ops, which autodiff
+    differentiates, as eager differentiates the ops backward ran under create_graph.
+    Where backward reads a tensor forward made and saved, only the pipe's copy reaches it,
+    which no gradient goes through: such an op stays, named, and its gradient is refused.
+    """
+    body = list(grad_op.blocks())[0]
+    pops = [op for op in body.ops if op.name() == "cf.tuple_pop"]
+    # Inside control flow, autodiff gives the gradient ops a block of their own, from which
+    # forward's values are reached through the control flow op's own plumbing.
+    if forward_op.get_parent_block() == grad_op.get_parent_block():
+        for pop in pops:
+            _read_saved_directly(forward_op, pop)
+    if any(not value.use_empty() for pop in pops for value in pop.results()):
+        grad_op.set_str_attr(GRAD_CLASS_ATTR, forward_op.str_attr(CLASS_ATTR))
+        return None
+    return _inline(grad_op)
+
+
+def _refuse_gradient_of_kept(grad_op: Any) -> None:
+    cls = grad_op.str_attr(GRAD_CLASS_ATTR)
+    raise PyLayerContractError(
+        f"a gradient of PyLayer {cls}'s backward was asked for (double backward: paddle.grad "
+        "with create_graph=True, or paddle.static.gradients of a gradient), but its backward reads "
+        "a tensor forward computed and saved with ctx.save_for_backward, and a static graph carries "
+        "such a tensor to backward as a copy no gradient goes through: save apply's inputs (or "
+        f"outputs) instead and recompute the rest in {cls}.backward"
+    )
+
+
+def _inlining_grad_ops(call_vjp: Callable[..., Any]) -> Callable[..., Any]:
+    """`core.call_vjp` (what paddle 3.3.1 ir_backward.py `append_backward_ops` calls for a
+    pylayer op), then each pylayer op it built for a transpiled PyLayer inlined."""
+
+    @functools.wraps(call_vjp)
+    def call_vjp_and_inline(op: Any, *args: Any) -> Any:
+        if op.name() != _PYLAYER:
+            return call_vjp(op, *args)
+        if op.has_attr(GRAD_CLASS_ATTR):
+            _refuse_gradient_of_kept(op)
+        if not op.has_attr(CLASS_ATTR):
+            return call_vjp(op, *args)
+        block = paddle.pir.get_current_insertion_point().block()
+        before = _op_ids(block)
+        grads = call_vjp(op, *args)
+        for grad_op in [built for built in block.ops if built.id() not in before and built.name() == _PYLAYER]:
+            results = list(grad_op.results())
+            values = _inline_grad_op(op, grad_op)
+            if values is not None:
+                grads = [[_in_place_of(grad, results, values) for grad in slot] for slot in grads]
+        return grads
+
+    call_vjp_and_inline._p2s_inlines = True  # type: ignore[attr-defined]
+    return call_vjp_and_inline
+
+
+def _in_place_of(value: Any, results: List[Any], values: List[Any]) -> Any:
+    """`value`, or what replaced it if it is one of an inlined op's `results`."""
+    if value is None:
+        return None
+    return next((new for result, new in zip(results, values) if value.is_same(result)), value)
 
 
 _RUNNABLE_CACHES = ("name_value_map", "x_values", "param_values", "out_values",
@@ -278,7 +385,7 @@ def _then_inline(make: Callable[..., Any], program_at: Callable[..., Any]) -> Ca
 
 def install() -> None:
     """Inline pylayer ops where programs are handed to an executor or exported (above)."""
-    from paddle.base import executor
+    from paddle.base import core, executor
     from paddle.jit.dy2static import pir_partial_program
     from paddle.static import io, pir_io
 
@@ -286,6 +393,7 @@ def install() -> None:
     if getattr(layer._append_backward, "_p2s_inlines", False):
         return
     layer._append_backward = _after_append_backward(layer._append_backward)
+    core.call_vjp = _inlining_grad_ops(core.call_vjp)
     layer.__init__ = _with_infer_hook(layer.__init__, _inlining_infer_hook(pir_partial_program.PartialProgramLayerHook))
     executor._add_pir_fetch_ops = _then_inline(
         executor._add_pir_fetch_ops, lambda args, kwargs, result: kwargs.get("program", args[0] if args else None)

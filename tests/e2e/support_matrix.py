@@ -401,8 +401,15 @@ case links to its test.
   got no gradient; both IRs' autodiff hand it zeros instead, so a backward that treats None
   as zero (as it must) gives the same numbers, and one that branches on `grad is None` to
   other arithmetic would not (`ctx_flags`, `real_moe_gate` cover the first kind).
-- **Double backward** through a pylayer op: both IRs refuse it, whoever built the op (the
-  framework's own message).
+- **Double backward** (`paddle.grad(..., create_graph=True)`, gradient penalties, PINN
+  residuals; `tests/e2e/test_double_backward.py`): paddle 3.x (PIR) refuses it on the
+  framework's own path ("backward function id of pylayer op should be non-negative"); for a
+  transpiled PyLayer the runtime inlines the gradient's pylayer op as autodiff builds it, so the
+  gradient of a gradient equals eager's, in training too. Backward must read what it saved from
+  apply's inputs or outputs (or parameters): a tensor forward computes, saves and does not return
+  reaches backward as a copy no gradient goes through, and a double backward through it raises
+  `PyLayerContractError` naming the class. paddle 2.6.2 (legacy IR) refuses every double
+  backward through a pylayer op, whoever built it (no GradOpMaker for `pylayer_grad`).
 - **Exports and the programs executors run hold no pylayer op**: after autodiff (to_static
   training), for inference programs, in the executor's copy of a static program and in
   `jit.save`/`save_inference_model` exports, each pylayer op is replaced by its sub-block's ops

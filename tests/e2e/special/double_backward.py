@@ -1,7 +1,8 @@
 """Double backward: the gradient of a gradient through a PyLayer whose backward is made
-of differentiable ops (d/dx of backward's dy * 3x^2 is 6x * dy). Eager supports it; in a
-static graph neither IR can differentiate a pylayer op's backward (see
-test_double_backward.py), whoever built the op."""
+of differentiable ops (d/dx of backward's dy * 3x^2 is 6x * dy). Eager supports it; static
+graphs on paddle 3.x (PIR) too for a transpiled PyLayer (the runtime inlines the gradient's
+pylayer op as autodiff builds it); the legacy IR (2.6.2) refuses it, whoever built the op
+(see test_double_backward.py)."""
 import paddle
 from paddle.autograd import PyLayer
 
