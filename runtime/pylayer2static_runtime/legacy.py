@@ -55,10 +55,16 @@ class LegacyAdapter:
         consumers under to_static: an output of one PyLayer that is also a model output and
         the input of a second PyLayer gets only one of its two gradients, silently (the
         framework's own dy2static path too). Through a copy, the accumulation happens at the
-        `assign`, an ordinary op that autodiff adds up correctly.
+        `assign`, an ordinary op that autodiff adds up correctly. A variable that stops
+        gradient gets no gradient to add up, and goes in as it is; but a parameter (frozen) is
+        copied still: `paddle.grad` in a recompute backward looks its name up in the block
+        being built (paddle 2.6.2 backward.py `_find_op_path_`), where only the copy is.
         """
         copies = []
         for var in values:
+            if var.stop_gradient and not isinstance(var, Parameter) and not any(var is seen for seen in copies):
+                copies.append(var)
+                continue
             copy = paddle.assign(var)
             copy.stop_gradient = var.stop_gradient
             copies.append(copy)
