@@ -8,6 +8,8 @@ static const char cli__usage[] =
     "usage: pylayer2static [OPTIONS] INPUT.py [-o OUTPUT.py]\n"
     "       pylayer2static [OPTIONS] SRC_DIR -o OUT_DIR\n"
     "       pylayer2static --lint|--list|--check|--diff|--in-place [OPTIONS] INPUT...\n"
+    "       pylayer2static lsp [--stdio]\n"
+    "       pylayer2static run [RUN-OPTIONS] SCRIPT.py [ARGS...] | run [RUN-OPTIONS] -m MODULE [ARGS...]\n"
     "\n"
     "Rewrites PaddlePaddle PyLayer code so it runs as a static graph: every PyLayer.apply goes\n"
     "through pylayer2static_runtime, and each PyLayer gets a static builder that constructs a\n"
@@ -49,6 +51,12 @@ static const char cli__usage[] =
     "  -h, --help               show this help and exit\n"
     "      --version            show tool, grammar and rules versions and exit\n"
     "\n"
+    "commands (as the first argument):\n"
+    "  lsp [--stdio]            run the language server (LSP 3.17 over standard input and output)\n"
+    "  run ARGS...              run a program with its PyLayers made static on import, no copy\n"
+    "                           tree: executes ${P2S_PYTHON:-python3} -m pylayer2static_runtime.run\n"
+    "                           ARGS... with P2S_BIN set to this program (run --help: its options)\n"
+    "\n"
     "exit codes:\n"
     "  0    success (warnings and notes allowed)\n"
     "  1    the input has errors: syntax, encoding (NUL bytes, invalid UTF-8, a non-UTF-8\n"
@@ -58,6 +66,7 @@ static const char cli__usage[] =
     "  2    usage, configuration or rules-file error\n"
     "  3    I/O error: cannot read the input or write the output\n"
     "  4    internal error: the output failed verification, out of memory\n"
+    "  127  run: the Python interpreter cannot be executed (otherwise run exits as the program)\n"
     "  130  interrupted (SIGINT/SIGTERM); temporary files are removed\n";
 
 void p2s_cli_usage(P2sStrbuf *out)

@@ -16,6 +16,7 @@ enum {
     P2S_EXIT_USAGE = 2,        /* usage, configuration or rules-file error */
     P2S_EXIT_IO = 3,           /* cannot read input or write output */
     P2S_EXIT_INTERNAL = 4,     /* output failed verification, out of memory */
+    P2S_EXIT_NOT_RUN = 127,    /* run: the Python interpreter cannot be executed */
     P2S_EXIT_INTERRUPTED = 130,
 };
 

@@ -128,29 +128,32 @@ static int config__integer(Toml *t, unsigned *out)
     return 0;
 }
 
-static void config__resolve_rules(P2sConfig *out, const char *base_dir, size_t from)
+/* Makes the relative paths of list[from..] relative to base_dir. */
+static void config__resolve_paths(P2sStrings *list, const char *base_dir, size_t from)
 {
-    for (size_t i = from; i < out->rules.size; i++) {
-        char *p = out->rules.contents[i];
+    for (size_t i = from; i < list->size; i++) {
+        char *p = list->contents[i];
         if (p[0] == '/' || !base_dir)
             continue;
         P2sStrbuf full;
         p2s_strbuf_init(&full);
         p2s_strbuf_addf(&full, "%s/%s", base_dir, p);
         p2s_free(p);
-        out->rules.contents[i] = p2s_strbuf_detach(&full, NULL);
+        list->contents[i] = p2s_strbuf_detach(&full, NULL);
     }
 }
 
 static int config__value(Toml *t, size_t key_at, size_t key_len, const char *base_dir, P2sConfig *out)
 {
     const char *key = t->src->bytes + key_at;
-    size_t rules_before = out->rules.size;
 #define KEY_IS(k) (key_len == strlen(k) && memcmp(key, k, key_len) == 0)
-    if (KEY_IS("rules")) {
-        if (config__strings(t, &out->rules) < 0)
+    if (KEY_IS("rules") || KEY_IS("src")) {
+        P2sStrings *list = KEY_IS("rules") ? &out->rules : &out->src;
+        size_t before = list->size;
+        if (config__strings(t, list) < 0)
             return -1;
-        config__resolve_rules(out, base_dir, rules_before);
+        config__resolve_paths(list, base_dir, before);
+        out->has_src |= list == &out->src;
         return 0;
     }
     if (KEY_IS("select")) {
@@ -167,7 +170,7 @@ static int config__value(Toml *t, size_t key_at, size_t key_len, const char *bas
         return config__integer(t, &out->jobs);
 #undef KEY_IS
     t->at = key_at;
-    return config__error(t, "unknown key (expected rules, select, ignore, warn, exclude or jobs)");
+    return config__error(t, "unknown key (expected rules, select, ignore, warn, exclude, jobs or src)");
 }
 
 /* Reads `[table]` at t->at; *ours tells whether it is [tool.pylayer2static]. */
@@ -303,7 +306,8 @@ static bool config__has_table(const char *path)
     return found;
 }
 
-char *p2s_config_discover(const char *dir)
+/* The nearest pyproject.toml at or above dir (with our table when need_table); NULL if none. */
+static char *config__nearest(const char *dir, bool need_table)
 {
     char *resolved = realpath(dir, NULL);
     if (!resolved)
@@ -315,7 +319,7 @@ char *p2s_config_discover(const char *dir)
     for (;;) {
         p2s_strbuf_reset(&probe);
         p2s_strbuf_addf(&probe, "%.*s/pyproject.toml", (int)len, resolved);
-        if (access(probe.buf, R_OK) == 0 && config__has_table(probe.buf)) {
+        if (access(probe.buf, R_OK) == 0 && (!need_table || config__has_table(probe.buf))) {
             found = p2s_strbuf_detach(&probe, NULL);
             break;
         }
@@ -331,6 +335,16 @@ char *p2s_config_discover(const char *dir)
     return found;
 }
 
+char *p2s_config_discover(const char *dir)
+{
+    return config__nearest(dir, true);
+}
+
+char *p2s_config_nearest_pyproject(const char *dir)
+{
+    return config__nearest(dir, false);
+}
+
 void p2s_config_release(P2sConfig *self)
 {
     p2s_strings_release(&self->rules);
@@ -338,6 +352,7 @@ void p2s_config_release(P2sConfig *self)
     p2s_strings_release(&self->ignore);
     p2s_strings_release(&self->warn);
     p2s_strings_release(&self->exclude);
+    p2s_strings_release(&self->src);
     p2s_free(self->path);
     memset(self, 0, sizeof *self);
 }

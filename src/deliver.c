@@ -91,8 +91,19 @@ done:
 
 #define DELIVER_AS_WRITTEN " (left as written)"
 
-void p2s_deliver_list(const char *name, const P2sSource *src, const P2sFindings *found, FILE *stream)
+/* Where offset of the unit's source is in the file as given (untranspile.h). */
+static void deliver__position(const P2sUnit *unit, size_t offset, size_t *line, size_t *col)
 {
+    if (unit->input)
+        p2s_source_position(unit->input, p2s_untranspile_map_back(&unit->undo, offset, false), line, col);
+    else
+        p2s_source_position(unit->src, offset, line, col);
+}
+
+void p2s_deliver_list(const char *name, const P2sUnit *unit, FILE *stream)
+{
+    const P2sSource *src = unit->src;
+    const P2sFindings *found = &unit->found;
     size_t c = 0, s = 0;
     for (;;) {
         while (c < found->classes.size && !found->classes.contents[c].is_pylayer)
@@ -105,7 +116,7 @@ void p2s_deliver_list(const char *name, const P2sSource *src, const P2sFindings 
         size_t line, col;
         if (class_at < site_at) {
             const P2sPyLayerClass *cls = &found->classes.contents[c++];
-            p2s_source_position(src, class_at, &line, &col);
+            deliver__position(unit, class_at, &line, &col);
             if (cls->qualname)
                 fprintf(stream, "%s:%zu:%zu class %s%s\n", name, line, col, cls->qualname,
                         cls->as_written ? DELIVER_AS_WRITTEN : "");
@@ -116,7 +127,7 @@ void p2s_deliver_list(const char *name, const P2sSource *src, const P2sFindings 
         } else {
             const P2sApplySite *site = &found->sites.contents[s++];
             P2sSpan o = p2s_node_span(p2s_child(site->attribute, P2S_FIELD_OBJECT));
-            p2s_source_position(src, site_at, &line, &col);
+            deliver__position(unit, site_at, &line, &col);
             fprintf(stream, "%s:%zu:%zu apply %.*s%s\n", name, line, col, (int)(o.end - o.start),
                     src->bytes + o.start, site->as_written ? DELIVER_AS_WRITTEN : "");
         }

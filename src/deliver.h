@@ -12,6 +12,7 @@
 #include "output.h"
 #include "source.h"
 #include "strbuf.h"
+#include "transpile.h"
 
 typedef enum {
     P2S_DELIVER_DONE,       /* written, or already up to date */
@@ -28,6 +29,6 @@ P2sDeliverStatus p2s_deliver(const P2sOptions *opts, const char *dest, const P2s
                              P2sStrbuf *err);
 /* `name:line:col class NAME` and `name:line:col apply NAME` lines, in source order; a class or
  * site left as written (check.c) ends in ` (left as written)`. */
-void p2s_deliver_list(const char *name, const P2sSource *src, const P2sFindings *found, FILE *stream);
+void p2s_deliver_list(const char *name, const P2sUnit *unit, FILE *stream);
 
 #endif

@@ -13,11 +13,11 @@
 
 #include "parse.h"
 #include "strbuf.h"
+#include "untranspile.h"
 
 #define FIND_ALIAS_DEPTH 8
 #define FIND_NO_SCOPE SIZE_MAX
 #define FIND_NONE SIZE_MAX
-#define FIND_MARKER "# pylayer2static "
 
 typedef enum { SCOPE_MODULE, SCOPE_CLASS, SCOPE_FUNCTION } ScopeKind;
 typedef enum { BIND_MODULE, BIND_CLASS, BIND_ALIAS, BIND_OTHER } BindKind;
@@ -911,7 +911,9 @@ static void find__resolve_sites(Finder *f)
         bool external = !local && find__is_external(f, &m);
         /* A class of this file that is no PyLayer, or an instance of one, has an apply of
          * its own: left alone. */
-        bool dynamic = !local && !external && uses_pylayer && m.kind != MEANING_CLASS &&
+        /* The runtime's own `_p2s.apply` (this tool's output) is no PyLayer call either. */
+        bool runtime = m.kind == MEANING_QUAL && strcmp(m.qual, "pylayer2static_runtime") == 0;
+        bool dynamic = !local && !external && !runtime && uses_pylayer && m.kind != MEANING_CLASS &&
                        !find__is_instance_of_local_class(f, object, c->scope);
         if (local || external || dynamic) {
             find__note_external(f, &m);
@@ -982,18 +984,6 @@ static void find__runtime_import_point(Finder *f, TSNode root)
     }
 }
 
-static bool find__has_marker(const P2sSource *src)
-{
-    size_t end = src->len;
-    while (end > 0 && (src->bytes[end - 1] == '\n' || src->bytes[end - 1] == '\r'))
-        end--;
-    size_t start = end;
-    while (start > 0 && src->bytes[start - 1] != '\n' && src->bytes[start - 1] != '\r')
-        start--;
-    size_t n = strlen(FIND_MARKER);
-    return end - start > n && memcmp(src->bytes + start, FIND_MARKER, n) == 0;
-}
-
 /* Module-level names that stand for a PyLayer class at the end of the module. */
 static void find__exports(Finder *f)
 {
@@ -1022,7 +1012,7 @@ void p2s_find(const P2sSource *src, TSTree *tree, const P2sRules *rules, const P
     f.rules = rules;
     f.module = module;
     f.out = out;
-    out->already_transpiled = find__has_marker(src);
+    out->already_transpiled = p2s_untranspile_has_marker(src);
     TSNode root = ts_tree_root_node(tree);
     size_t module_scope = find__new_scope(&f, SCOPE_MODULE, root, FIND_NO_SCOPE);
     array_push(&f.stack, module_scope);

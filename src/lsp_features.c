@@ -419,8 +419,11 @@ void p2s_lsp_class_summary(const P2sSource *src, const P2sFindings *found, size_
     p2s_strbuf_adds(out, ", and must return one gradient per tensor slot, in order (`None` for an input "
                          "that needs none).\n");
     p2s_strbuf_addf(out, "\n**Static graph:** %s\n",
-                    cls->builder ? "a generated builder constructs the op"
-                                 : "the runtime's generic path constructs the op (no generated builder for this class)");
+                    cls->as_written ? "none: the class is left as written (a contract error, see its diagnostics), "
+                                      "so its `.apply` calls are not rewritten and eager mode and the framework's own "
+                                      "`to_static` run it"
+                    : cls->builder ? "a generated builder constructs the op"
+                                   : "the runtime's generic path constructs the op (no generated builder for this class)");
     features__params_release(&params);
 }
 
@@ -527,11 +530,18 @@ cJSON *p2s_lsp_hover(const P2sSource *src, const P2sFindings *found, size_t offs
             p2s_strbuf_adds(&text, summary);
         else
             p2s_strbuf_addf(&text, "**PyLayer `%s`** from another module of the workspace\n", object_text.buf);
+    } else if (site->as_written) {
+        p2s_strbuf_addf(&text, "`%s.apply` does not resolve to a PyLayer class here, and a class left as written "
+                               "may reach it: the call is left as written (P2S302).\n", object_text.buf);
     } else {
         p2s_strbuf_addf(&text, "`%s.apply` does not resolve to a PyLayer class here: the call goes through "
                                "`pylayer2static_runtime`, which decides when it runs (a class that is no PyLayer "
                                "keeps its own `apply`).\n", object_text.buf);
     }
+    if (site->as_written && site->class_index != P2S_SITE_DYNAMIC &&
+        !(site->class_index < found->classes.size && found->classes.contents[site->class_index].as_written))
+        p2s_strbuf_adds(&text, "\n**This call** is left as written: its arguments do not match `forward`, or its "
+                               "class is left as written in its module.\n");
     cJSON *hover = cJSON_CreateObject();
     cJSON *contents = cJSON_AddObjectToObject(hover, "contents");
     cJSON_AddStringToObject(contents, "kind", "markdown");

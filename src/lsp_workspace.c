@@ -1,18 +1,15 @@
 /* lsp_workspace.c — the cross-file index of a workspace folder (tree mode's find phase). */
 #include "lsp_workspace.h"
 
-#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
-#include "glob.h"
+#include "config.h"
 #include "lsp_features.h"
+#include "project.h"
 #include "source.h"
 #include "transpile.h"
 #include "tree.h"
-
-#define WS_MAX_DEPTH 32
 
 void p2s_workspace_init(P2sWorkspace *self, const char *root)
 {
@@ -22,6 +19,20 @@ void p2s_workspace_init(P2sWorkspace *self, const char *root)
         n--;
     self->root = p2s_strndup(root, n);
     self->package_prefix = p2s_tree_package_prefix(self->root);
+    /* The import roots come from the folder's configuration, as the CLI's do; a broken one is
+     * reported when the documents' rules are read, and the default roots serve meanwhile. */
+    P2sConfig config = {0};
+    P2sStrbuf err;
+    p2s_strbuf_init(&err);
+    char *path = p2s_config_discover(self->root);
+    if (path && p2s_config_load(path, &config, &err) < 0)
+        p2s_config_release(&config);
+    p2s_project_init(&self->project, self->root, &config);
+    self->excludes = config.exclude;
+    memset(&config.exclude, 0, sizeof config.exclude);
+    p2s_config_release(&config);
+    p2s_free(path);
+    p2s_strbuf_release(&err);
 }
 
 static void ws__clear(P2sWorkspace *self)
@@ -47,6 +58,8 @@ void p2s_workspace_release(P2sWorkspace *self)
     ws__clear(self);
     p2s_free(self->root);
     p2s_free(self->package_prefix);
+    p2s_project_release(&self->project);
+    p2s_strings_release(&self->excludes);
     self->root = self->package_prefix = NULL;
 }
 
@@ -67,7 +80,8 @@ char *p2s_workspace_module_name(const P2sWorkspace *self, const char *path, bool
     const char *rel = path + (root_len == 1 ? 1 : root_len + 1);
     if (strlen(rel) <= 3)
         return NULL;
-    return p2s_tree_module_name(self->package_prefix, rel, is_package);
+    char *name = p2s_project_module_name(&self->project, path, is_package);
+    return name ? name : p2s_tree_module_name(self->package_prefix, rel, is_package);
 }
 
 P2sWsModule *p2s_workspace_module(P2sWorkspace *self, const char *path)
@@ -88,74 +102,6 @@ const char *p2s_workspace_summary(const P2sWorkspace *self, const char *qualname
     if (p2s_nameset_get(&self->summary_by_name, last, strlen(last), &index))
         return self->summaries.contents[index];
     return NULL;
-}
-
-static int ws__compare(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static void ws__read_gitignore(P2sIgnoreRules *ignore, const char *dir, const char *rel)
-{
-    P2sStrbuf path, why;
-    P2sSource src;
-    p2s_strbuf_init(&path);
-    p2s_strbuf_init(&why);
-    p2s_strbuf_addf(&path, "%s/.gitignore", dir);
-    struct stat st;
-    if (stat(path.buf, &st) == 0 && S_ISREG(st.st_mode) && p2s_source_read_file(&src, path.buf, &why) == 0) {
-        p2s_ignore_add(ignore, rel, src.bytes, src.len);
-        p2s_source_release(&src);
-    }
-    p2s_strbuf_release(&path);
-    p2s_strbuf_release(&why);
-}
-
-/* Collects the .py files below dir (rel below the root) into out, sorted per directory;
- * hidden entries, __pycache__, node_modules, ignored paths and symlinked directories are
- * skipped, as tree mode skips them. */
-static void ws__walk(P2sWorkspace *self, P2sIgnoreRules *ignore, const char *dir, const char *rel,
-                     int depth, P2sStrings *out)
-{
-    DIR *d = depth < WS_MAX_DEPTH ? opendir(dir) : NULL;
-    if (!d)
-        return;
-    size_t rules_before = ignore->size;
-    ws__read_gitignore(ignore, dir, rel);
-    P2sStrings names = {0};
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL)
-        if (e->d_name[0] != '.' && strcmp(e->d_name, "__pycache__") != 0 && strcmp(e->d_name, "node_modules") != 0)
-            array_push(&names, p2s_strdup(e->d_name));
-    closedir(d);
-    if (names.size)
-        qsort(names.contents, names.size, sizeof names.contents[0], ws__compare);
-    for (size_t i = 0; i < names.size; i++) {
-        P2sStrbuf child, child_rel;
-        p2s_strbuf_init(&child);
-        p2s_strbuf_init(&child_rel);
-        p2s_strbuf_addf(&child, "%s/%s", strcmp(dir, "/") == 0 ? "" : dir, names.contents[i]);
-        p2s_strbuf_addf(&child_rel, "%s%s%s", rel, *rel ? "/" : "", names.contents[i]);
-        struct stat st;
-        if (lstat(child.buf, &st) == 0) {
-            bool is_dir = S_ISDIR(st.st_mode);
-            size_t n = child_rel.len;
-            if (p2s_ignore_match(ignore, child_rel.buf, is_dir)) {
-                /* ignored */
-            } else if (is_dir) {
-                ws__walk(self, ignore, child.buf, child_rel.buf, depth + 1, out);
-            } else if (S_ISREG(st.st_mode) && n > 3 && strcmp(child_rel.buf + n - 3, ".py") == 0) {
-                if (out->size < P2S_WS_MAX_FILES && (size_t)st.st_size <= P2S_WS_MAX_FILE)
-                    array_push(out, p2s_strbuf_detach(&child, NULL));
-                else
-                    self->skipped++;
-            }
-        }
-        p2s_strbuf_release(&child);
-        p2s_strbuf_release(&child_rel);
-    }
-    p2s_strings_release(&names);
-    p2s_ignore_truncate(ignore, rules_before);
 }
 
 /* Records the hover summary of each PyLayer class the module defines (replacing an earlier
@@ -246,13 +192,36 @@ static bool ws__missed_any(const P2sNameSet *misses, const P2sStrings *fresh)
     return false;
 }
 
+/* The .py files tree mode walks below the root (p2s_tree_walk: one policy), within the limits. */
+static void ws__walk(P2sWorkspace *self, P2sStrings *out)
+{
+    P2sStringList excludes = {0};
+    for (size_t i = 0; i < self->excludes.size; i++)
+        array_push(&excludes, (const char *)self->excludes.contents[i]);
+    P2sWalkEntries found = {0};
+    p2s_tree_walk(self->root, &excludes, NULL, &found);
+    for (size_t i = 0; i < found.size; i++) {
+        const P2sWalkEntry *f = &found.contents[i];
+        if (!f->python)
+            continue;
+        if (out->size >= P2S_WS_MAX_FILES || (size_t)f->size > P2S_WS_MAX_FILE) {
+            self->skipped++;
+            continue;
+        }
+        P2sStrbuf path;
+        p2s_strbuf_init(&path);
+        p2s_strbuf_addf(&path, "%s/%s", strcmp(self->root, "/") == 0 ? "" : self->root, f->rel);
+        array_push(out, p2s_strbuf_detach(&path, NULL));
+    }
+    p2s_tree_walk_release(&found);
+    array_delete(&excludes);
+}
+
 void p2s_workspace_scan(P2sWorkspace *self, const P2sRules *rules, P2sWsOverlay overlay, void *ctx)
 {
     ws__clear(self);
-    P2sIgnoreRules ignore = {0};
     P2sStrings paths = {0};
-    ws__walk(self, &ignore, self->root, "", 0, &paths);
-    p2s_ignore_release(&ignore);
+    ws__walk(self, &paths);
     for (size_t i = 0; i < paths.size; i++) {
         P2sWsModule m = {0};
         m.module = p2s_workspace_module_name(self, paths.contents[i], &m.is_package);

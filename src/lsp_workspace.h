@@ -15,6 +15,7 @@
 #include "array.h"
 #include "find.h"
 #include "nameset.h"
+#include "project.h"
 #include "rules.h"
 
 #define P2S_WS_MAX_FILES 20000              /* modules indexed per folder; the rest skipped */
@@ -31,6 +32,8 @@ typedef struct {
 typedef struct {
     char *root;                 /* absolute, without a trailing slash */
     char *package_prefix;       /* packages above root, as tree mode names them */
+    P2sProject project;         /* import roots: modules below one are named from it */
+    P2sStrings excludes;        /* the folder's configured `exclude`, as tree mode applies it */
     Array(P2sWsModule) modules; /* in path order */
     P2sNameSet external;        /* qualified names of every exported PyLayer */
     P2sNameSet summary_of;      /* qualified class name -> index in summaries */

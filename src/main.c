@@ -1,5 +1,6 @@
 /* main.c — the program: options, configuration, rules, then one file or a tree through the
  * pipeline, diagnostics, and what becomes of the result. */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "io.h"
 #include "lsp.h"
 #include "parse.h"
+#include "project.h"
 #include "report.h"
 #include "rules.h"
 #include "transpile.h"
@@ -65,6 +67,36 @@ static void main__version(const P2sRules *rules)
            ts_language_version(tree_sitter_python()));
     printf("rules: paddle.json version %s\n", rules->version ? rules->version : "?");
     printf("runtime: needs pylayer2static_runtime %s\n", P2S_VERSION);
+}
+
+/* `pylayer2static run ARGS...`: the Python runner (pylayer2static_runtime.run) takes over this
+ * process, told through P2S_BIN which binary transpiles for it, so the runner and the binary
+ * that started it never disagree on version. Returns only when the interpreter cannot be run. */
+static int main__run_python(int argc, char **argv)
+{
+    int code = P2S_EXIT_NOT_RUN;
+    char **args = NULL;
+    const char *python = getenv("P2S_PYTHON");
+    if (!python || !*python)
+        python = "python3";
+    char *self = realpath("/proc/self/exe", NULL);
+    if (!self || setenv("P2S_BIN", self, 1) != 0) {
+        fprintf(stderr, "pylayer2static: error: run: cannot find this program's path: %s\n", strerror(errno));
+        code = P2S_EXIT_IO;
+        goto done;
+    }
+    args = p2s_calloc((size_t)argc + 3, sizeof(char *));
+    args[0] = (char *)python;
+    args[1] = "-m";
+    args[2] = "pylayer2static_runtime.run";
+    for (int i = 1; i < argc; i++)
+        args[i + 2] = argv[i];
+    execvp(python, args);
+    fprintf(stderr, "pylayer2static: error: run: cannot run '%s': %s\n", python, strerror(errno));
+done:
+    free(self);  /* from realpath */
+    p2s_free(args);
+    return code;
 }
 
 static bool main__same_file(const char *a, const char *b)
@@ -191,7 +223,8 @@ static int main__load_rules(const P2sOptions *opts, P2sRules *rules)
     return rc;
 }
 
-static int main__run_file(const P2sOptions *opts, const P2sRules *rules, P2sReport *report)
+static int main__run_file(const P2sOptions *opts, const P2sRules *rules, const P2sProject *project,
+                          P2sReport *report)
 {
     bool from_stdin = strcmp(opts->input, "-") == 0;
     const char *name = from_stdin ? (opts->stdin_filename ? opts->stdin_filename : "<stdin>") : opts->input;
@@ -200,9 +233,11 @@ static int main__run_file(const P2sOptions *opts, const P2sRules *rules, P2sRepo
     P2sUnit unit;
     P2sDiagSink io;
     P2sStrbuf err;
+    P2sTreeContext context = {0};
     p2s_diag_sink_init(&io);
     p2s_strbuf_init(&err);
     p2s_unit_init(&unit, &src);
+    unit.regenerate = true;
     int code = P2S_EXIT_OK;
 
     struct stat st;
@@ -227,7 +262,17 @@ static int main__run_file(const P2sOptions *opts, const P2sRules *rules, P2sRepo
     if (status == P2S_TRANSPILE_OK && opts->parse_only) {
         p2s_strbuf_add(&unit.out, src.bytes, src.len);
     } else if (status == P2S_TRANSPILE_OK) {
-        p2s_unit_find(&unit, rules, NULL);
+        /* The sibling modules its imports reach are read for resolution and checks; unnamed
+         * standard input is nowhere in a project. */
+        bool placed = !from_stdin || opts->stdin_filename;
+        if (placed)
+            p2s_tree_context_place(project, name, &context);
+        P2sModule module = {context.module, context.is_package, &context.external};
+        p2s_unit_find(&unit, rules, placed ? &module : NULL);
+        if (placed && p2s_tree_context_reaches(opts, project, &context, &unit.found.misses)) {
+            p2s_tree_context(opts, rules, project, name, &src, &context);
+            p2s_unit_find(&unit, rules, &module);
+        }
         unit.drop_tree_when_verified = !opts->list;   /* only --list reads the findings after */
         status = p2s_unit_finish(&unit, rules);
     }
@@ -240,7 +285,7 @@ static int main__run_file(const P2sOptions *opts, const P2sRules *rules, P2sRepo
     if (status == P2S_TRANSPILE_CONTRACT_ERROR)
         code = P2S_EXIT_INPUT;
     if (opts->list) {
-        p2s_deliver_list(name, &src, &unit.found, stdout);
+        p2s_deliver_list(name, &unit, stdout);
         goto done;
     }
     if (opts->lint)
@@ -261,6 +306,7 @@ static int main__run_file(const P2sOptions *opts, const P2sRules *rules, P2sRepo
     }
 done:
     p2s_unit_release(&unit);
+    p2s_tree_context_release(&context);
     p2s_source_release(&src);
     p2s_diag_sink_release(&io);
     p2s_strbuf_release(&err);
@@ -271,6 +317,7 @@ int main(int argc, char **argv)
 {
     P2sOptions opts;
     P2sConfig config = {0};
+    P2sProject project = {0};
     P2sRules rules = {0};
     P2sStrbuf err;
     int code = P2S_EXIT_OK;
@@ -279,6 +326,8 @@ int main(int argc, char **argv)
     main__install_signals();
     if (argc >= 2 && strcmp(argv[1], "lsp") == 0)  /* the language server: lsp.h */
         return p2s_lsp_main(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "run") == 0)
+        return main__run_python(argc - 1, argv + 1);
     p2s_strbuf_init(&err);
     const char *faults = getenv("P2S_FAULT");
     if (faults && p2s_io_faults_parse(faults) < 0) {
@@ -312,11 +361,14 @@ int main(int argc, char **argv)
         goto done;
     }
     P2sReport report;
+    char *start = main__config_start(&opts, main__is_dir(opts.input));
+    p2s_project_init(&project, start, &config);
+    p2s_free(start);
     p2s_report_init(&report, opts.format, main__use_color(&opts), opts.quiet, opts.lint ? stdout : stderr);
     for (size_t i = 0; i < opts.inputs.size; i++) {
         opts.input = opts.inputs.contents[i];
-        int one = main__is_dir(opts.input) ? p2s_tree_run(&opts, &rules, &report)
-                                            : main__run_file(&opts, &rules, &report);
+        int one = main__is_dir(opts.input) ? p2s_tree_run(&opts, &rules, &project, &report)
+                                            : main__run_file(&opts, &rules, &project, &report);
         code = main__worse(code, one);
     }
     p2s_report_finish(&report);
@@ -325,6 +377,7 @@ usage:
     fprintf(stderr, "pylayer2static: error: %s\nTry 'pylayer2static --help' for more information.\n", err.buf);
     code = P2S_EXIT_USAGE;
 done:
+    p2s_project_release(&project);
     p2s_rules_release(&rules);
     p2s_config_release(&config);
     p2s_cli_release(&opts);

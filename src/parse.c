@@ -69,9 +69,50 @@ P2sKind p2s_kind(TSNode node)
     return ts_node_is_null(node) ? P2S_KIND_OTHER : (P2sKind)parse__kinds[ts_node_symbol(node)];
 }
 
+/* Where a `def`/`class` header in [start, end) lacks its colon, as Python reports it: a line
+ * whose code starts with the keyword, closes every bracket it opens, does not end in `:`, and
+ * is followed by a more indented line. The offset just past its last code byte, or SIZE_MAX. */
+static size_t parse__missing_colon(const P2sSource *src, size_t start, size_t end)
+{
+    const char *b = src->bytes;
+    while (start > 0 && b[start - 1] != '\n' && b[start - 1] != '\r')
+        start--;
+    for (size_t line = start; line < end;) {
+        size_t indent = line, stop = line;
+        while (indent < src->len && (b[indent] == ' ' || b[indent] == '\t'))
+            indent++;
+        while (stop < src->len && b[stop] != '\n' && b[stop] != '\r')
+            stop++;
+        size_t next = stop;
+        while (next < src->len && (b[next] == '\n' || b[next] == '\r'))
+            next++;
+        bool header = (stop - indent > 4 && memcmp(b + indent, "def ", 4) == 0) ||
+                      (stop - indent > 6 && memcmp(b + indent, "class ", 6) == 0);
+        int depth = 0;
+        size_t last = indent;  /* past the last code byte */
+        for (size_t i = indent; header && i < stop && b[i] != '#'; i++) {
+            depth += (b[i] == '(' || b[i] == '[') - (b[i] == ')' || b[i] == ']');
+            if (b[i] != ' ' && b[i] != '\t')
+                last = i + 1;
+        }
+        size_t next_indent = next;
+        while (next_indent < src->len && (b[next_indent] == ' ' || b[next_indent] == '\t'))
+            next_indent++;
+        if (header && depth == 0 && b[last - 1] != ':' && next < src->len && next_indent - next > indent - line)
+            return last;
+        line = next;
+    }
+    return SIZE_MAX;
+}
+
 static void parse__report_error_node(const P2sSource *src, TSNode node, P2sDiagSink *sink)
 {
     P2sSpan span = p2s_node_span(node);
+    size_t colon = ts_node_is_missing(node) ? SIZE_MAX : parse__missing_colon(src, span.start, span.end);
+    if (colon != SIZE_MAX) {
+        p2s_diag_emitf(sink, P2S_ERROR, "P2S001", p2s_span(colon, colon), "invalid syntax: expected ':'");
+        return;
+    }
     if (ts_node_is_missing(node)) {
         p2s_diag_emitf(sink, P2S_ERROR, "P2S001", span, "invalid syntax: expected '%s'",
                        ts_node_type(node));

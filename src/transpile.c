@@ -8,6 +8,7 @@
 #include "parse.h"
 #include "plan.h"
 #include "suppress.h"
+#include "untranspile.h"
 
 void p2s_unit_init(P2sUnit *self, const P2sSource *src)
 {
@@ -17,9 +18,21 @@ void p2s_unit_init(P2sUnit *self, const P2sSource *src)
     p2s_strbuf_init(&self->out);
 }
 
+/* Back to the input, when an earlier parse undid it. */
+static void transpile__restore(P2sUnit *self)
+{
+    if (!self->input)
+        return;
+    self->src = self->input;
+    self->input = NULL;
+    p2s_source_release(&self->undone);
+    array_delete(&self->undo);
+}
+
 void p2s_unit_release(P2sUnit *self)
 {
     p2s_unit_drop_tree(self);
+    transpile__restore(self);
     p2s_diag_sink_release(&self->sink);
     p2s_strbuf_release(&self->out);
 }
@@ -37,8 +50,42 @@ P2sTranspileStatus p2s_unit_parse(P2sUnit *self)
     return p2s_unit_reparse(self, NULL, NULL);
 }
 
+/* A file ending in the marker: the pipeline goes on with this tool's rewrites undone, when that
+ * parses cleanly (anything else was not written by it: the file then passes through). */
+static void transpile__undo(P2sUnit *self)
+{
+    P2sUndoEdits edits = {0};
+    p2s_untranspile_edits(self->src, self->tree, &edits);
+    if (!edits.size)
+        return;
+    P2sStrbuf text;
+    P2sDiagSink scratch;
+    p2s_strbuf_init(&text);
+    p2s_diag_sink_init(&scratch);
+    p2s_untranspile_apply(self->src, &edits, &text);
+    P2sSource undone;
+    p2s_source_from_bytes(&undone, self->src->name, text.buf, text.len);
+    TSTree *tree = p2s_parse(&undone, &scratch);
+    if (scratch.errors || p2s_untranspile_has_marker(&undone)) {
+        ts_tree_delete(tree);
+        p2s_source_release(&undone);
+        array_delete(&edits);
+    } else {
+        ts_tree_delete(self->tree);
+        self->tree = tree;
+        self->input = self->src;
+        self->undone = undone;
+        self->src = &self->undone;
+        self->undo = edits;
+        self->mapped_diags = self->sink.items.size;
+    }
+    p2s_diag_sink_release(&scratch);
+    p2s_strbuf_release(&text);
+}
+
 P2sTranspileStatus p2s_unit_reparse(P2sUnit *self, const TSTree *old, TSTree **keep)
 {
+    transpile__restore(self);
     if (keep)
         *keep = NULL;
     if (p2s_source_validate(self->src, &self->sink) < 0)
@@ -53,6 +100,8 @@ P2sTranspileStatus p2s_unit_reparse(P2sUnit *self, const TSTree *old, TSTree **k
         return P2S_TRANSPILE_INPUT_ERROR;
     }
     self->tree = tree;
+    if (self->regenerate && !keep)
+        transpile__undo(self);
     return P2S_TRANSPILE_OK;
 }
 
@@ -166,6 +215,24 @@ static int transpile__verify(P2sUnit *unit, const P2sPlan *plan, const P2sStrbuf
     return rc;
 }
 
+/* Diagnostics made on the undone text move to the input's offsets, and the output is compared
+ * with the input, not with the undone text. */
+static void transpile__map_back(P2sUnit *self)
+{
+    if (!self->input)
+        return;
+    for (size_t i = self->mapped_diags; i < self->sink.items.size; i++) {
+        P2sDiag *d = &self->sink.items.contents[i];
+        if (!d->has_span)
+            continue;
+        d->span.start = p2s_untranspile_map_back(&self->undo, d->span.start, false);
+        d->span.end = p2s_untranspile_map_back(&self->undo, d->span.end, true);
+    }
+    self->mapped_diags = self->sink.items.size;
+    if (self->out.len || !self->lint_only)
+        self->changed = self->out.len != self->input->len || memcmp(self->out.buf, self->input->bytes, self->out.len) != 0;
+}
+
 P2sTranspileStatus p2s_unit_finish(P2sUnit *self, const P2sRules *rules)
 {
     P2sTranspileStatus status = P2S_TRANSPILE_INTERNAL_ERROR;
@@ -210,6 +277,7 @@ P2sTranspileStatus p2s_unit_finish(P2sUnit *self, const P2sRules *rules)
     status = made;
 done:
     p2s_plan_release(&plan);
+    transpile__map_back(self);
     return status;
 }
 

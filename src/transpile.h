@@ -13,6 +13,7 @@
 #include "rules.h"
 #include "source.h"
 #include "strbuf.h"
+#include "untranspile.h"
 
 typedef enum {
     P2S_TRANSPILE_OK,
@@ -33,9 +34,16 @@ typedef enum {
     P2S_MODE_PARSE_ONLY,  /* validate and parse: the output is the input */
 } P2sTranspileMode;
 
-/* One source on its way through the pipeline. Owns everything but src. */
+/* One source on its way through the pipeline. Owns everything but src (and input). */
 typedef struct {
-    const P2sSource *src;
+    const P2sSource *src;       /* what the pipeline works on: the input, or `undone` */
+    bool regenerate;            /* a file ending in the marker: undo this tool's rewrites and
+                                   transpile what is left (untranspile.h), so the output follows
+                                   the classes as they are now; else it passes through */
+    const P2sSource *input;     /* when undone: the file as given, which diagnostics refer to */
+    P2sSource undone;
+    P2sUndoEdits undo;
+    size_t mapped_diags;        /* diagnostics before this one are in the input's offsets */
     TSTree *tree;               /* NULL until parsed, or when the input was rejected */
     P2sFindings found;
     P2sDiagSink sink;
@@ -68,7 +76,8 @@ P2sTranspileStatus p2s_unit_finish(P2sUnit *self, const P2sRules *rules);
 void p2s_unit_release(P2sUnit *self);
 
 /* All steps for a lone source; on OK or CONTRACT_ERROR, out holds the output (the input itself
- * when nothing changes) and *changed says whether it differs. */
+ * when nothing changes) and *changed says whether it differs. A file ending in the marker
+ * passes through (no regenerate: the fuzz target holds untouched bytes to the plan's edits). */
 P2sTranspileStatus p2s_transpile(const P2sSource *src, const P2sRules *rules, P2sTranspileMode mode,
                                  P2sDiagSink *sink, P2sStrbuf *out, bool *changed);
 

@@ -22,6 +22,7 @@
 #include "nameset.h"
 #include "output.h"
 #include "parallel.h"
+#include "project.h"
 #include "transpile.h"
 
 typedef struct {
@@ -52,11 +53,12 @@ typedef struct {
     const P2sRules *rules;
     char *src_root, *out_root;
     char *package_prefix;       /* dotted packages above the source root; "" when none */
+    const P2sProject *project;  /* names modules below its import roots */
+    char *abs_root;             /* src_root resolved, for the project's roots; NULL if it does not */
     Array(Entry) entries;
     size_t *by_size;            /* entry indices, biggest file first (path order among equals):
                                    the workers take them so, and no big file is left to one
                                    worker at the end of a phase */
-    P2sIgnoreRules ignore;
     P2sNameSet external;
     struct stat out_stat;
     bool out_exists;
@@ -89,7 +91,17 @@ static Entry *tree__add_entry(Tree *t, const char *rel, bool python, off_t size)
     return array_back(&t->entries);
 }
 
-static bool tree__excluded(const Tree *t, const char *rel, bool is_dir)
+/* The walk's state: what it skips, and what it found. */
+typedef struct {
+    const char *root;
+    const P2sStringList *excludes;
+    const struct stat *skip_dir;    /* the output directory, when inside the tree; NULL */
+    P2sIgnoreRules ignore;
+    P2sWalkEntries *out;
+} Walk;
+
+static bool tree__excluded_by(const P2sStringList *excludes, const P2sIgnoreRules *ignore, const char *rel,
+                              bool is_dir)
 {
     const char *base = strrchr(rel, '/');
     base = base ? base + 1 : rel;
@@ -100,12 +112,12 @@ static bool tree__excluded(const Tree *t, const char *rel, bool is_dir)
         if (n > 4 && strcmp(base + n - 4, ".pyc") == 0)
             return true;
     }
-    for (size_t i = 0; i < t->opts->excludes.size; i++) {
-        const char *glob = t->opts->excludes.contents[i];
+    for (size_t i = 0; excludes && i < excludes->size; i++) {
+        const char *glob = excludes->contents[i];
         if (p2s_glob_match(glob, rel) || (!strchr(glob, '/') && p2s_glob_match(glob, base)))
             return true;
     }
-    return p2s_ignore_match(&t->ignore, rel, is_dir);
+    return ignore && p2s_ignore_match(ignore, rel, is_dir);
 }
 
 static int tree__compare_names(const void *a, const void *b)
@@ -113,33 +125,43 @@ static int tree__compare_names(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void tree__read_gitignore(Tree *t, const char *dir_path, const char *rel)
+static void tree__read_gitignore(Walk *w, const char *dir_path, const char *rel)
 {
     char *path = tree__join(dir_path, ".gitignore");
     P2sDiagSink sink;
     P2sSource src;
     p2s_diag_sink_init(&sink);
     if (access(path, F_OK) == 0 && p2s_source_read_path(&src, path, path, P2S_SOURCE_LIMIT, &sink) == 0) {
-        p2s_ignore_add(&t->ignore, rel, src.bytes, src.len);
+        p2s_ignore_add(&w->ignore, rel, src.bytes, src.len);
         p2s_source_release(&src);
     }
     p2s_diag_sink_release(&sink);
     p2s_free(path);
 }
 
-static void tree__walk(Tree *t, const char *rel)
+static void tree__found(Walk *w, const char *rel, off_t size, const char *error)
 {
-    char *dir_path = tree__join(t->src_root, rel);
-    size_t rules_before = t->ignore.size;
+    size_t n = strlen(rel);
+    P2sWalkEntry e = {p2s_strdup(rel), size, !error && n > 3 && strcmp(rel + n - 3, ".py") == 0,
+                      error ? p2s_strdup(error) : NULL};
+    array_push(w->out, e);
+}
+
+static void tree__walk(Walk *w, const char *rel)
+{
+    char *dir_path = tree__join(w->root, rel);
+    size_t rules_before = w->ignore.size;
     DIR *dir = opendir(dir_path);
     if (!dir) {
-        Entry *e = tree__add_entry(t, *rel ? rel : ".", false, 0);
-        p2s_diag_emit_file(&e->io, P2S_ERROR, "", "cannot read directory: %s", strerror(errno));
-        t->io_error = true;
+        P2sStrbuf why;
+        p2s_strbuf_init(&why);
+        p2s_strbuf_addf(&why, "cannot read directory: %s", strerror(errno));
+        tree__found(w, *rel ? rel : ".", 0, why.buf);
+        p2s_strbuf_release(&why);
         p2s_free(dir_path);
         return;
     }
-    tree__read_gitignore(t, dir_path, rel);
+    tree__read_gitignore(w, dir_path, rel);
     P2sStrings names = {0};
     for (struct dirent *d; (d = readdir(dir));)
         if (strcmp(d->d_name, ".") != 0 && strcmp(d->d_name, "..") != 0)
@@ -148,33 +170,65 @@ static void tree__walk(Tree *t, const char *rel)
     qsort(names.contents, names.size, sizeof(char *), tree__compare_names);
     for (size_t i = 0; i < names.size; i++) {
         char *child_rel = tree__join(rel, names.contents[i]);
-        char *child_path = tree__join(t->src_root, child_rel);
+        char *child_path = tree__join(w->root, child_rel);
         struct stat st;
         if (lstat(child_path, &st) < 0) {
-            Entry *e = tree__add_entry(t, child_rel, false, 0);
-            p2s_diag_emit_file(&e->io, P2S_ERROR, "", "cannot stat: %s", strerror(errno));
-            t->io_error = true;
+            P2sStrbuf why;
+            p2s_strbuf_init(&why);
+            p2s_strbuf_addf(&why, "cannot stat: %s", strerror(errno));
+            tree__found(w, child_rel, 0, why.buf);
+            p2s_strbuf_release(&why);
         } else if (S_ISDIR(st.st_mode)) {
-            bool is_out = t->out_exists && st.st_dev == t->out_stat.st_dev && st.st_ino == t->out_stat.st_ino;
-            if (!is_out && !tree__excluded(t, child_rel, true))
-                tree__walk(t, child_rel);
+            bool is_out = w->skip_dir && st.st_dev == w->skip_dir->st_dev && st.st_ino == w->skip_dir->st_ino;
+            if (!is_out && !tree__excluded_by(w->excludes, &w->ignore, child_rel, true))
+                tree__walk(w, child_rel);
         } else if (S_ISLNK(st.st_mode)) {
             /* A link to a file is read through; a link to a directory is not followed (loops). */
             struct stat target;
-            if (stat(child_path, &target) == 0 && S_ISREG(target.st_mode) && !tree__excluded(t, child_rel, false)) {
-                size_t n = strlen(child_rel);
-                tree__add_entry(t, child_rel, n > 3 && strcmp(child_rel + n - 3, ".py") == 0, target.st_size);
-            }
-        } else if (S_ISREG(st.st_mode) && !tree__excluded(t, child_rel, false)) {
-            size_t n = strlen(child_rel);
-            tree__add_entry(t, child_rel, n > 3 && strcmp(child_rel + n - 3, ".py") == 0, st.st_size);
+            if (stat(child_path, &target) == 0 && S_ISREG(target.st_mode) &&
+                !tree__excluded_by(w->excludes, &w->ignore, child_rel, false))
+                tree__found(w, child_rel, target.st_size, NULL);
+        } else if (S_ISREG(st.st_mode) && !tree__excluded_by(w->excludes, &w->ignore, child_rel, false)) {
+            tree__found(w, child_rel, st.st_size, NULL);
         }
         p2s_free(child_rel);
         p2s_free(child_path);
     }
     p2s_strings_release(&names);
-    p2s_ignore_truncate(&t->ignore, rules_before);
+    p2s_ignore_truncate(&w->ignore, rules_before);
     p2s_free(dir_path);
+}
+
+void p2s_tree_walk(const char *root, const P2sStringList *excludes, const struct stat *skip_dir, P2sWalkEntries *out)
+{
+    Walk w = {root, excludes, skip_dir, {0}, out};
+    tree__walk(&w, "");
+    p2s_ignore_release(&w.ignore);
+}
+
+void p2s_tree_walk_release(P2sWalkEntries *entries)
+{
+    for (size_t i = 0; i < entries->size; i++) {
+        p2s_free(entries->contents[i].rel);
+        p2s_free(entries->contents[i].error);
+    }
+    array_delete(entries);
+}
+
+/* The walk's files as entries; what it could not read is an I/O error of the run. */
+static void tree__walk_entries(Tree *t)
+{
+    P2sWalkEntries found = {0};
+    p2s_tree_walk(t->src_root, &t->opts->excludes, t->out_exists ? &t->out_stat : NULL, &found);
+    for (size_t i = 0; i < found.size; i++) {
+        const P2sWalkEntry *f = &found.contents[i];
+        Entry *e = tree__add_entry(t, f->rel, f->python, f->size);
+        if (f->error) {
+            p2s_diag_emit_file(&e->io, P2S_ERROR, "", "%s", f->error);
+            t->io_error = true;
+        }
+    }
+    p2s_tree_walk_release(&found);
 }
 
 /* Packages above the source root: a root that is itself a package keeps its name, so
@@ -229,8 +283,17 @@ char *p2s_tree_module_name(const char *package_prefix, const char *rel, bool *is
     return p2s_strbuf_detach(&name, NULL);
 }
 
+/* Below an import root of the project, a module is named from that root (`src/pkg/a.py` is
+ * pkg.a); elsewhere from the packages above the source root. */
 static void tree__module_name(const Tree *t, Entry *e)
 {
+    if (t->project && t->abs_root) {
+        char *path = tree__join(t->abs_root, e->rel);
+        e->module = p2s_project_module_name(t->project, path, &e->is_package);
+        p2s_free(path);
+        if (e->module)
+            return;
+    }
     e->module = p2s_tree_module_name(t->package_prefix, e->rel, &e->is_package);
 }
 
@@ -277,7 +340,7 @@ static void tree__drop_tree(Entry *e)
 static void tree__park_or_keep(Tree *t, Entry *e)
 {
     P2sFindings *found = &e->unit.found;
-    e->rewrites = found->pylayer_count > 0 || found->sites.size > 0;
+    e->rewrites = found->pylayer_count > 0 || found->sites.size > 0 || e->unit.input;
     if (e->rewrites && !e->kept) {
         size_t before = atomic_fetch_add(&t->kept_bytes, e->src.len);
         e->kept = before + e->src.len <= TREE_KEPT_BUDGET;
@@ -309,17 +372,16 @@ static void tree__unpark_and_find(Tree *t, Entry *e)
         tree__find(t, e);
 }
 
-/* The k-th biggest entry: read, parse and find (a parallel_for body). */
-static void tree__analyze_nth(void *ctx, size_t k)
+/* Reads (unless the entry's source is given), parses and finds one entry. */
+static void tree__analyze(Tree *t, Entry *e)
 {
-    Tree *t = ctx;
-    Entry *e = &t->entries.contents[t->by_size[k]];
     if (!e->python || e->io.items.size)
         return;
     char *path = tree__join(t->src_root, e->rel);
-    if (p2s_source_read_path(&e->src, path, path, P2S_SOURCE_LIMIT, &e->io) == 0) {
+    if (e->read_ok || p2s_source_read_path(&e->src, path, path, P2S_SOURCE_LIMIT, &e->io) == 0) {
         e->read_ok = true;
         p2s_unit_init(&e->unit, &e->src);
+        e->unit.regenerate = true;
         e->status = p2s_unit_parse(&e->unit);
         if (e->status == P2S_TRANSPILE_OK && t->opts->parse_only)
             tree__drop_tree(e);
@@ -327,6 +389,13 @@ static void tree__analyze_nth(void *ctx, size_t k)
             tree__find(t, e);
     }
     p2s_free(path);
+}
+
+/* The k-th biggest entry: read, parse and find (a parallel_for body). */
+static void tree__analyze_nth(void *ctx, size_t k)
+{
+    Tree *t = ctx;
+    tree__analyze(t, &t->entries.contents[t->by_size[k]]);
 }
 
 static int tree__compare_sizes(const void *a, const void *b, void *ctx)
@@ -524,6 +593,7 @@ static void tree__leave_as_written_across_modules(Tree *t)
             tree__unpark(e);
             p2s_unit_release(&e->unit);
             p2s_unit_init(&e->unit, &e->src);
+            e->unit.regenerate = true;
             e->status = p2s_unit_parse(&e->unit);
             if (e->status != P2S_TRANSPILE_OK)
                 continue;
@@ -618,10 +688,17 @@ static void tree__deliver_entry(Tree *t, Entry *e, FILE *out, P2sOutputBatch *ba
  * order, syncs once and renames. A window is bounded by the cleanup registry's slots. */
 #define TREE_DELIVER_WINDOW 128
 
+/* Entries from `from` on, for a parallel_for body. */
 typedef struct {
     Tree *t;
     size_t from;
 } Window;
+
+static void tree__analyze_in_range(void *ctx, size_t k)
+{
+    Window *w = ctx;
+    tree__analyze(w->t, &w->t->entries.contents[w->from + k]);
+}
 
 static void tree__write_one(void *ctx, size_t k)
 {
@@ -655,7 +732,7 @@ static void tree__report_and_deliver(Tree *t, P2sReport *report, unsigned jobs)
                 else if (e->status == P2S_TRANSPILE_INTERNAL_ERROR)
                     t->internal_error = true;
                 else if (opts->list)
-                    p2s_deliver_list(display, &e->src, &e->unit.found, out);
+                    p2s_deliver_list(display, &e->unit, out);
             }
             if (on_workers)
                 p2s_output_batch_take(&t->batch, &e->written);
@@ -776,20 +853,24 @@ static void tree__release(Tree *t)
     array_delete(&t->entries);
     p2s_free(t->by_size);
     p2s_output_batch_release(&t->batch);
-    p2s_ignore_release(&t->ignore);
     p2s_nameset_release(&t->external);
     p2s_free(t->src_root);
     p2s_free(t->out_root);
     p2s_free(t->package_prefix);
+    p2s_free(t->abs_root);
 }
 
-int p2s_tree_run(const P2sOptions *opts, const P2sRules *rules, P2sReport *report)
+int p2s_tree_run(const P2sOptions *opts, const P2sRules *rules, const P2sProject *project, P2sReport *report)
 {
     Tree t;
     memset(&t, 0, sizeof t);
     t.opts = opts;
     t.rules = rules;
+    t.project = project;
     t.src_root = tree__strip_slashes(opts->input);
+    char *abs_root = realpath(t.src_root, NULL);
+    t.abs_root = abs_root ? p2s_strdup(abs_root) : NULL;
+    free(abs_root);  /* from realpath */
     t.out_root = tree__strip_slashes(opts->in_place || !opts->output ? opts->input : opts->output);
     t.package_prefix = p2s_tree_package_prefix(t.src_root);
     p2s_nameset_init(&t.external);
@@ -807,7 +888,7 @@ int p2s_tree_run(const P2sOptions *opts, const P2sRules *rules, P2sReport *repor
     }
     if (opts->in_place)
         t.out_exists = false;  /* the tree itself is the output: walk all of it */
-    tree__walk(&t, "");
+    tree__walk_entries(&t);
     for (size_t i = 0; i < t.entries.size; i++)
         if (t.entries.contents[i].python)
             tree__module_name(&t, &t.entries.contents[i]);
@@ -829,4 +910,177 @@ int p2s_tree_run(const P2sOptions *opts, const P2sRules *rules, P2sReport *repor
 done:
     tree__release(&t);
     return code;
+}
+
+/* The file of module name[0..n) that a lone file's miss reaches, or NULL: in a project (a
+ * pyproject.toml above) any module below the file's package root or an import root; outside
+ * one only the file's own top package (`pkg`: pkg and pkg.*), so a lone script or an
+ * installed module (the standard library) reads nothing else; never an excluded path. */
+static char *tree__reached_file(const P2sOptions *opts, const P2sProject *project, const P2sTreeContext *ctx,
+                                const char *name, size_t n, bool *is_package)
+{
+    size_t k = ctx->own_package ? strlen(ctx->own_package) : 0;
+    if (!project->root && !(k && n >= k && memcmp(name, ctx->own_package, k) == 0 && (n == k || name[k] == '.')))
+        return NULL;
+    char *path = p2s_project_locate(project, ctx->crawl_root, name, n, is_package);
+    if (!path)
+        return NULL;
+    const char *rel = path;
+    size_t root_len = project->root ? strlen(project->root) : 0;
+    if (root_len && strncmp(path, project->root, root_len) == 0 && path[root_len] == '/')
+        rel = path + root_len + 1;
+    if (tree__excluded_by(&opts->excludes, NULL, rel, false)) {
+        p2s_free(path);
+        return NULL;
+    }
+    return path;
+}
+
+static const P2sNameSet *tree__misses_of(const Entry *e)
+{
+    return e->parked ? &e->misses : &e->unit.found.misses;
+}
+
+/* Each prefix of a missed name at a module boundary (`pkg.layers.Q`: pkg.layers.Q, pkg.layers,
+ * pkg) not tried yet; false from visit stops the walk. */
+typedef bool (*TreeMissVisit)(void *arg, const char *name, size_t n);
+
+static bool tree__each_prefix(const P2sNameSet *misses, P2sNameSet *tried, TreeMissVisit visit, void *arg)
+{
+    for (size_t s = 0; s < misses->capacity; s++) {
+        const char *q = misses->slots[s].name;
+        for (size_t n = q ? strlen(q) : 0; n > 0; n--)
+            if ((q[n] == '\0' || q[n] == '.') && (!tried || p2s_nameset_add(tried, q, n)) && !visit(arg, q, n))
+                return false;
+    }
+    return true;
+}
+
+typedef struct {
+    Tree *t;
+    const P2sTreeContext *ctx;
+} Reach;
+
+static bool tree__add_one_reached(void *arg, const char *name, size_t n)
+{
+    Reach *r = arg;
+    bool is_package = false;
+    char *path = tree__reached_file(r->t->opts, r->t->project, r->ctx, name, n, &is_package);
+    if (path) {
+        struct stat st;
+        Entry *added = tree__add_entry(r->t, path, true, stat(path, &st) == 0 ? st.st_size : 0);
+        added->module = p2s_strndup(name, n);
+        added->is_package = is_package;
+        p2s_free(path);
+    }
+    return true;
+}
+
+/* The files that entries [from, end) reach through their misses become entries. A missed
+ * name's bytes stay put while entries are added (the array may move). */
+static void tree__add_reached(Tree *t, size_t from, const P2sTreeContext *ctx, P2sNameSet *tried)
+{
+    size_t end = t->entries.size;
+    Reach r = {t, ctx};
+    for (size_t i = from; i < end; i++) {
+        const Entry *e = &t->entries.contents[i];
+        if (!e->read_ok || e->status != P2S_TRANSPILE_OK)
+            continue;
+        P2sNameSet misses = *tree__misses_of(e);  /* a copy of the handle: its slots do not move */
+        tree__each_prefix(&misses, tried, tree__add_one_reached, &r);
+    }
+}
+
+typedef struct {
+    const P2sOptions *opts;
+    const P2sProject *project;
+    const P2sTreeContext *ctx;
+} Probe;
+
+static bool tree__probe_one(void *arg, const char *name, size_t n)
+{
+    const Probe *p = arg;
+    bool is_package = false;
+    char *path = tree__reached_file(p->opts, p->project, p->ctx, name, n, &is_package);
+    bool found = path != NULL;
+    p2s_free(path);
+    return !found;
+}
+
+void p2s_tree_context_place(const P2sProject *project, const char *path, P2sTreeContext *out)
+{
+    memset(out, 0, sizeof *out);
+    p2s_nameset_init(&out->external);
+    char *abs = p2s_project_absolute(path);
+    bool crawled_package = false;
+    char *crawled = p2s_project_crawl_module_name(path, &out->crawl_root, &crawled_package);
+    out->module = abs ? p2s_project_module_name(project, abs, &out->is_package) : NULL;
+    if (!out->module) {
+        out->module = crawled;
+        out->is_package = crawled_package;
+        crawled = NULL;
+    }
+    p2s_free(abs);
+    p2s_free(crawled);
+    const char *dot = strchr(out->module, '.');
+    if (dot || out->is_package)
+        out->own_package = p2s_strndup(out->module, dot ? (size_t)(dot - out->module) : strlen(out->module));
+}
+
+bool p2s_tree_context_reaches(const P2sOptions *opts, const P2sProject *project, const P2sTreeContext *ctx,
+                              const P2sNameSet *misses)
+{
+    Probe p = {opts, project, ctx};
+    return !tree__each_prefix(misses, NULL, tree__probe_one, &p);
+}
+
+void p2s_tree_context(const P2sOptions *opts, const P2sRules *rules, const P2sProject *project, const char *path,
+                      const P2sSource *src, P2sTreeContext *ctx)
+{
+    Tree t;
+    memset(&t, 0, sizeof t);
+    t.opts = opts;
+    t.rules = rules;
+    t.project = project;
+    t.src_root = p2s_strdup("");
+    t.out_root = p2s_strdup("");
+    t.package_prefix = p2s_strdup("");
+    p2s_nameset_init(&t.external);
+    p2s_output_batch_init(&t.batch);
+    P2sNameSet tried;
+    p2s_nameset_init(&tried);
+    p2s_nameset_add(&tried, ctx->module, strlen(ctx->module));
+    Entry *named = tree__add_entry(&t, path, true, (off_t)src->len);
+    named->module = p2s_strdup(ctx->module);
+    named->is_package = ctx->is_package;
+    p2s_source_from_bytes(&named->src, src->name, src->bytes, src->len);
+    named->read_ok = true;
+
+    unsigned jobs = opts->jobs ? opts->jobs : p2s_parallel_default_jobs();
+    for (size_t from = 0; from < t.entries.size;) {
+        Window w = {&t, from};
+        size_t end = t.entries.size;
+        p2s_parallel_for(end - from, jobs, tree__analyze_in_range, &w);
+        tree__add_reached(&t, from, ctx, &tried);
+        from = end;
+    }
+    tree__resolve_across_modules(&t, jobs);
+    tree__order_by_size(&t);
+    p2s_parallel_for(t.entries.size, jobs, tree__finish_nth, &t);
+    tree__leave_as_written_across_modules(&t);
+    p2s_nameset_release(&ctx->external);
+    ctx->external = t.external;
+    memset(&t.external, 0, sizeof t.external);
+    ctx->siblings = t.entries.size - 1;
+    p2s_nameset_release(&tried);
+    tree__release(&t);
+}
+
+void p2s_tree_context_release(P2sTreeContext *self)
+{
+    p2s_free(self->module);
+    p2s_free(self->crawl_root);
+    p2s_free(self->own_package);
+    p2s_nameset_release(&self->external);
+    memset(self, 0, sizeof *self);
 }

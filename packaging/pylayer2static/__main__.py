@@ -1,4 +1,6 @@
-"""`python -m pylayer2static ARGS...` runs the installed binary with ARGS (same exit code)."""
+"""`python -m pylayer2static ARGS...` runs the installed binary with ARGS (same exit code);
+`python -m pylayer2static run ...` runs a program in this interpreter with its PyLayers made
+static on import (`pylayer2static_runtime.run`)."""
 import os
 import subprocess
 import sys
@@ -7,6 +9,10 @@ from pylayer2static import find_binary
 
 
 def main():
+    if sys.argv[1:2] == ["run"]:
+        from pylayer2static_runtime.run import main as run
+
+        return run(sys.argv[2:])
     try:
         binary = find_binary()
     except FileNotFoundError as e:

@@ -7,6 +7,7 @@ backward sub-block (see `PyLayerOp`).
 from .apply import apply, applier, register
 from .context import StaticContext
 from .errors import PyLayerContractError
+from .importhook import install_import_hook
 from .op import DEFAULT, PyLayerOp
 
 __version__ = "0.1.0"
@@ -19,6 +20,7 @@ __all__ = [
     "__version__",
     "apply",
     "applier",
+    "install_import_hook",
     "register",
     "require",
 ]

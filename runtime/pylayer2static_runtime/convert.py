@@ -106,6 +106,7 @@ def _rebuilt(obj: Any, user: Any, converted: Any, depth: int = 0) -> Any:
 def _converted_without_decorators(fn: types.FunctionType) -> Callable[..., Any]:
     """`fn`'s body converted by dy2static, its decorators left out (they run natively)."""
     from paddle.jit.dy2static import program_translator as translator
+    from paddle.jit.dy2static import utils as dy2static_utils
 
     gast = translator.gast
     source = translator.func_to_source_code(fn)
@@ -113,13 +114,66 @@ def _converted_without_decorators(fn: types.FunctionType) -> Callable[..., Any]:
     for node in root.body:
         if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
             _keep_only_the_body(node, gast)
+    _keep_numpy_calls(root, gast)
     root = translator.attach_origin_info(root, fn)
     root = translator._FUNCTION_CACHE._dygraph_to_static.get_static_ast(root)
-    converted, _ = translator.ast_to_func(root, fn)
-    translator.create_and_update_origin_info_map(root, converted)
+    if fn.__closure__ and not hasattr(dy2static_utils, "wrap_as_closure"):
+        _wrap_in_factory(root, fn, gast)
+        factory, _ = translator.ast_to_func(root, fn)
+        converted = _with_cells_of(fn, factory())
+        translator.create_and_update_origin_info_map(root, factory)  # the same file, lines
+    else:
+        converted, _ = translator.ast_to_func(root, fn)
+        translator.create_and_update_origin_info_map(root, converted)
     converted.__defaults__ = fn.__defaults__
     converted.__kwdefaults__ = fn.__kwdefaults__
     return restore_mangling(fn, converted)
+
+
+def _wrap_in_factory(root: Any, fn: types.FunctionType, gast: Any) -> None:
+    """Put `fn`'s converted definition in `root` inside a factory function binding its free
+    variables, as paddle 3.x `ast_to_func` does (`wrap_as_closure`).
+
+    paddle 2.6.2 runs converted code as a module of its own (utils.py `ast_to_func`), so a
+    name `fn` reads from its closure (a class made in a factory function whose forward reads
+    the factory's argument) became a global there: NameError, the framework's own path too.
+    """
+    name = fn.__code__.co_name
+    free = fn.__code__.co_freevars
+    factory = gast.parse(
+        f"def {name}():\n" + "".join(f"    {v} = None\n" for v in free) + f"    return {name}\n"
+    ).body[0]
+    index = next(i for i, node in enumerate(root.body)
+                 if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)) and node.name == name)
+    factory.body.insert(len(free), root.body[index])
+    root.body[index] = factory
+
+
+def _with_cells_of(fn: types.FunctionType, inner: types.FunctionType) -> types.FunctionType:
+    """`inner` (made by `_wrap_in_factory`'s factory) reading `fn`'s own closure cells, so it
+    sees what they hold when it runs, as `fn` does."""
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    own = dict(zip(inner.__code__.co_freevars, inner.__closure__ or ()))
+    closure = tuple(cells.get(name, own.get(name)) for name in inner.__code__.co_freevars)
+    rebuilt = types.FunctionType(inner.__code__, inner.__globals__, inner.__name__, inner.__defaults__,
+                                 closure or None)
+    rebuilt.__kwdefaults__ = inner.__kwdefaults__
+    return rebuilt
+
+
+def _keep_numpy_calls(root: Any, gast: Any) -> None:
+    """Make every `e.numpy()` of the body `e.numpy.__call__()`, which dy2static leaves alone.
+
+    dy2static deletes every `.numpy()` call (paddle 3.3.1 and 2.6.2 ifelse_transformer.py
+    `IfElseTransformer.visit_Call`: `x.numpy()` becomes `x`), so forward's `x.numpy().copy()`
+    failed with "Value has no attribute copy", and code using the array otherwise got a
+    tensor where eager has an array. Called as written, a static value's `numpy` refuses at
+    the user's line, saying what to do (eager_only.py); other objects' run as in eager.
+    """
+    for node in gast.walk(root):
+        func = getattr(node, "func", None) if isinstance(node, gast.Call) else None
+        if isinstance(func, gast.Attribute) and func.attr == "numpy" and not node.args and not node.keywords:
+            node.func = gast.Attribute(value=func, attr="__call__", ctx=gast.Load())
 
 
 def _keep_only_the_body(node: Any, gast: Any) -> None:

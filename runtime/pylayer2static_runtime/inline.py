@@ -20,9 +20,8 @@ and pop end in one block, push first, by the pushed values themselves:
   keeps its pylayer ops, so a later `paddle.static.gradients` still sees backward's ops;
 - exports: the program `normalize_pir_program` (static/pir_io.py) makes for
   `save_inference_model` and `jit.save`, once its feed and fetch ops are added;
-- a PyLayer's gradient: the pylayer op autodiff builds for it (`core.call_vjp`), as soon as it
-  is built, so that a second autodiff (double backward) differentiates its ops
-  (`_inline_grad_op`).
+- a PyLayer's gradient: the pylayer op autodiff builds for it (`core.call_vjp`), as it is
+  built, so that a second autodiff (double backward) differentiates its ops (`_inline_grad_op`).
 
 An export cannot be trained after `paddle.jit.load`: its PyLayers' backward is not in the file
 (without inlining, a PIR export keeps only an id into the saving process's registry), and
@@ -235,27 +234,48 @@ def _read_saved_directly(forward_op: Any, pop: Any) -> None:
         outer = _outer_view(forward_op, pushed)
         if outer is not None and not _written_in_place(outer):
             popped.replace_all_uses_with(outer)
+    # A pop nobody reads goes: the next autodiff through `forward_op` pops its stack again,
+    # and PIR lets a stack's outlet have one pop only.
+    if all(value.use_empty() for value in pop.results()):
+        pop.erase()
+
+
+def _pops_in_use(grad_op: Any) -> bool:
+    body = list(grad_op.blocks())[0]
+    return any(not value.use_empty() for op in body.ops if op.name() == "cf.tuple_pop" for value in op.results())
+
+
+def _why_not_differentiable(grad_op: Any) -> str:
+    """Why `grad_op` cannot be inlined as autodiff builds it, or '' if it can."""
+    if _pops_in_use(grad_op):
+        return ("backward reads a tensor forward computed and saved with ctx.save_for_backward, "
+                "which a static graph carries to backward as a copy no gradient goes through")
+    for op in list(grad_op.blocks())[0].ops[:-1]:
+        # The autodiff running prunes the ops it built whose first result nothing uses: an
+        # op writing its argument in place (all_reduce) or with no result would go.
+        if op.num_results() == 0 or op.name().endswith("_"):
+            return f"backward's {op.name()} writes in place or has no result"
+    return _why_kept(grad_op)
 
 
 def _inline_grad_op(forward_op: Any, grad_op: Any) -> Optional[List[Any]]:
     """Inline `grad_op`, the pylayer op autodiff just built as `forward_op`'s gradient; the
-    values in place of its results, or None if it stays.
+    values in place of its results, or None if it stays (named, `GRAD_CLASS_ATTR`).
 
     PIR gives such an op no backward of its own (paddle 3.3.1 `PyLayerOp::Vjp`): autodiff of
     it, a double backward, fails ("backward function id of pylayer op should be
     non-negative"). Its ops in its parent block are ordinary ops, which autodiff
-    differentiates, as eager differentiates the ops backward ran under create_graph.
-    Where backward reads a tensor forward made and saved, only the pipe's copy reaches it,
-    which no gradient goes through: such an op stays, named, and its gradient is refused.
+    differentiates, as eager differentiates the ops backward ran under create_graph. It is
+    inlined as it is built, as the values autodiff hands out are its results.
     """
-    body = list(grad_op.blocks())[0]
-    pops = [op for op in body.ops if op.name() == "cf.tuple_pop"]
     # Inside control flow, autodiff gives the gradient ops a block of their own, from which
     # forward's values are reached through the control flow op's own plumbing.
     if forward_op.get_parent_block() == grad_op.get_parent_block():
-        for pop in pops:
+        for pop in [op for op in list(grad_op.blocks())[0].ops if op.name() == "cf.tuple_pop"]:
             _read_saved_directly(forward_op, pop)
-    if any(not value.use_empty() for pop in pops for value in pop.results()):
+    why = _why_not_differentiable(grad_op)
+    if why:
+        LOG.debug("gradient pylayer op kept (%s): %s", why, grad_op)
         grad_op.set_str_attr(GRAD_CLASS_ATTR, forward_op.str_attr(CLASS_ATTR))
         return None
     return _inline(grad_op)
@@ -265,16 +285,16 @@ def _refuse_gradient_of_kept(grad_op: Any) -> None:
     cls = grad_op.str_attr(GRAD_CLASS_ATTR)
     raise PyLayerContractError(
         f"a gradient of PyLayer {cls}'s backward was asked for (double backward: paddle.grad "
-        "with create_graph=True, or paddle.static.gradients of a gradient), but its backward reads "
-        "a tensor forward computed and saved with ctx.save_for_backward, and a static graph carries "
-        "such a tensor to backward as a copy no gradient goes through: save apply's inputs (or "
-        f"outputs) instead and recompute the rest in {cls}.backward"
+        "with create_graph=True, or paddle.static.gradients of a gradient), which a static graph "
+        f"cannot give: {_why_not_differentiable(grad_op)}; in {cls}, save apply's inputs (or "
+        "outputs) and recompute the rest in backward, out of place"
     )
 
 
 def _inlining_grad_ops(call_vjp: Callable[..., Any]) -> Callable[..., Any]:
     """`core.call_vjp` (what paddle 3.3.1 ir_backward.py `append_backward_ops` calls for a
-    pylayer op), then each pylayer op it built for a transpiled PyLayer inlined."""
+    pylayer op), then each pylayer op it built for a transpiled PyLayer inlined; the
+    gradient of one that stayed is refused."""
 
     @functools.wraps(call_vjp)
     def call_vjp_and_inline(op: Any, *args: Any) -> Any:

@@ -10,13 +10,14 @@ block finds them in the forward block's step scope).
 import contextlib
 import functools
 import logging
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import paddle
 from paddle.base import core
 from paddle.base.framework import Operator, Parameter, Variable  # paddle 2.6.2 (also 3.3.1 with PIR off)
 
 from .errors import PyLayerContractError
+from .patch import swapped
 
 LOG = logging.getLogger("pylayer2static_runtime")
 
@@ -45,6 +46,13 @@ class LegacyAdapter:
         """Always: paddle 2.6.2's `is_grad_enabled` reads the dygraph tracer (none in a static
         program), and its static graphs record gradients under `paddle.no_grad` too."""
         return True
+
+    @staticmethod
+    def own_gradient(value: Any, gradients: List[Any]) -> bool:
+        """Never: `static_pylayer` renames every returned variable (op.py), and a variable
+        an op of backward's block writes may still be an incoming gradient written in
+        place under its own name."""
+        return False
 
     def op_inputs(self, values: List[Any]) -> List[Any]:
         """The op's inputs: a copy of each variable, used by this op alone.
@@ -127,6 +135,38 @@ class LegacyAdapter:
     def backward_semantics() -> Any:
         """Backward's sub-block needs nothing special in the Program IR."""
         return contextlib.nullcontext()
+
+    @staticmethod
+    @contextlib.contextmanager
+    def body_semantics() -> Iterator[None]:
+        """While forward's or backward's sub-block is built: `x.clone()` and `x.detach()`
+        append their op to the block being built.
+
+        paddle 2.6.2 `Variable.clone` and `detach` append to `x.block`, the block that
+        declares `x`. An in-place write in a sub-block (`g[mask] = 0`) declares its result
+        in the global block (variable_index.py `_create_global_variable_for_type_inference`),
+        so `g.clone()` after it put the copy in the global block, before the write and the
+        gradient it reads exist: the straight-through quantizer's `return g.clone()`
+        failed at run time ("Tensor holds no memory"), or read zeros.
+        """
+        clone, detach = Variable.clone, Variable.detach
+
+        @paddle.jit.not_to_static  # called from converted code: as it is, not converted
+        def clone_here(self: Any) -> Any:
+            if self.block.idx == self.block.program.current_block_idx:
+                return clone(self)
+            return paddle.assign(self)
+
+        @paddle.jit.not_to_static
+        def detach_here(self: Any) -> Any:
+            if self.block.idx == self.block.program.current_block_idx:
+                return detach(self)
+            copy = paddle.assign(self)
+            copy.stop_gradient = True
+            return copy
+
+        with swapped(Variable, "clone", clone_here), swapped(Variable, "detach", detach_here):
+            yield
 
     @staticmethod
     def foreign_value(values: List[Any]) -> Optional[Any]:

@@ -32,7 +32,7 @@ import paddle
 from paddle.base.dygraph.base import _convert_into_variable
 from paddle.static.nn import static_pylayer
 
-from . import context, dy2static, structure
+from . import context, dy2static, eager_only, inplace, structure
 from .convert import static_function
 from .errors import contract_error, reraise_with_user_lines
 from .patch import swapped
@@ -150,19 +150,21 @@ def converted_code_semantics() -> Iterator[None]:
     `global_var._in_to_static_mode_` (paddle/base/dygraph/base.py).
     """
     from paddle.base.dygraph import base
+    from paddle.jit.dy2static.program_translator import ProgramTranslator
 
-    if base.in_to_static_mode():
-        yield
-        return
-    inplace = _inplace_map()
-    checkpoint = inplace.save_checkpoint()
+    # Both IRs' maps, under to_static too: in-place APIs record there while forward/backward
+    # is built (inplace.py), and a backward built at autodiff time, after dy2static popped
+    # the program's records, would leave them to a later program given the same id.
+    maps = [_inplace_map(), ProgramTranslator.get_instance()._inplace_map]
+    checkpoints = [recorded.save_checkpoint() for recorded in maps]
     previous = base.global_var._in_to_static_mode_
     base.global_var._in_to_static_mode_ = True
     try:
         yield
     finally:
         base.global_var._in_to_static_mode_ = previous
-        inplace.restore_checkpoint(checkpoint)
+        for recorded, checkpoint in zip(maps, checkpoints):
+            recorded.restore_checkpoint(checkpoint)
 
 
 def _is_in(value: Any, values: List[Any]) -> bool:
@@ -345,8 +347,11 @@ class PyLayerOp:
             for pos, tensor in zip(in_positions, tensors):
                 leaves[pos] = tensor
             args, kwargs = structure.pack_as(call, leaves)
-            with converted_code_semantics():
-                out = static_forward(ctx, *args, **kwargs)
+            with converted_code_semantics(), adapter.body_semantics(), \
+                    inplace.followed(self.cls, "forward", list(tensors), adapter.same), \
+                    eager_only.guarded(self.cls, "forward"):
+                out = structure.map_leaves(inplace.latest, static_forward(ctx, *args, **kwargs))
+                carried = [inplace.latest(value) for value in context.carried_leaves(state)]
             out_leaves, out_slots = eager_slots(result_items(out), is_tensor)
             if not out_slots:
                 raise contract_error(
@@ -357,7 +362,6 @@ class PyLayerOp:
                 )
             out_positions, out_tensors = structure.split(out_leaves, is_tensor)
             record.update(out=out, leaves=out_leaves, positions=out_positions, tensors=out_tensors, slots=out_slots)
-            carried = context.carried_leaves(state)
             record["carried"] = len(carried)
             record["carried_stop_gradient"] = [value.stop_gradient for value in carried]
             adapter.save(carried)
@@ -375,8 +379,10 @@ class PyLayerOp:
             _Building.backward_depth += 1
             try:
                 with converted_code_semantics(), adapter.backward_semantics(), eager_backward_grad_mode(), \
-                        no_autograd_backward(self.cls):
-                    result = static_backward(ctx, *slot_grads)
+                        no_autograd_backward(self.cls), adapter.body_semantics(), \
+                        inplace.followed(self.cls, "backward", [], adapter.same), \
+                        eager_only.guarded(self.cls, "backward"):
+                    result = structure.map_leaves(inplace.latest, static_backward(ctx, *slot_grads))
             finally:
                 _Building.backward_depth -= 1
             flat = self._input_grads(result, in_slots, inputs, is_tensor, adapter.backward_built_with_forward)
@@ -394,7 +400,8 @@ class PyLayerOp:
             # autodiff (paddle 3.3.1) and, in the legacy IR, `static_pylayer` renames
             # the returned variable to `<input>@GRAD` once per input (paddle 2.6.2),
             # which also breaks when it is an incoming gradient or a saved tensor.
-            return [paddle.assign(g) if g is not None else None for g in flat]
+            # A value backward's own ops made, returned once, is its own already.
+            return [g if g is None or adapter.own_gradient(g, flat) else paddle.assign(g) for g in flat]
 
         needs_grad = adapter.grad_enabled() and any(
             not inputs[i].stop_gradient for slot in in_slots for i in slot.tensors

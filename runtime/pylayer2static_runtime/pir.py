@@ -40,6 +40,21 @@ class PirAdapter:
         return a.is_same(b)
 
     @staticmethod
+    def own_gradient(value: Any, gradients: List[Any]) -> bool:
+        """Whether backward may return `value` as it is: an op of backward's block made it
+        (not an incoming gradient, a saved tensor's pop, a parameter), not in place (an
+        in-place op's result shares its input's memory), and it is returned once."""
+        op = value.get_defining_op()
+        block = paddle.pir.get_current_insertion_point().block()
+        return (
+            op is not None
+            and op.get_parent_block() == block
+            and op.name() != "cf.tuple_pop"
+            and not op.name().endswith("_")
+            and sum(g is not None and g.is_same(value) for g in gradients) == 1
+        )
+
+    @staticmethod
     def op_inputs(values: List[Any]) -> List[Any]:
         """The op's inputs: the values themselves, but a copy for each repeat of one.
 
@@ -170,6 +185,12 @@ class PirAdapter:
 
         with swapped(paddle.pir.Value, "detach", detached_copy), _traced_parameters():
             yield
+
+    @staticmethod
+    def body_semantics() -> Any:
+        """Forward's and backward's sub-blocks need nothing special in PIR (ops go where
+        the insertion point is)."""
+        return contextlib.nullcontext()
 
     @staticmethod
     def foreign_value(values: List[Any]) -> Optional[Any]:

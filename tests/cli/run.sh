@@ -38,6 +38,21 @@ only_file() {  # the directory holds exactly one entry: no temp file left behind
 expect_rc "--help exits 0" 0 "$bin" --help
 grep -q -- "--in-place" "$work/stdout" && grep -q "130" "$work/stdout"
 check "--help lists options and exit codes" $?
+grep -q "^  lsp \[--stdio\]" "$work/stdout" && grep -q "^  run ARGS" "$work/stdout" && grep -q "^  127 " "$work/stdout"
+check "--help lists the lsp and run commands and run's exit code" $?
+
+# --- run: the Python runner takes over the process, told which binary started it
+expect_rc "run execs the interpreter" 0 env P2S_PYTHON=/bin/echo "$bin" run -m pkg.train --epochs 2
+[ "$(cat "$work/stdout")" = "-m pylayer2static_runtime.run -m pkg.train --epochs 2" ]
+check "run passes its arguments after -m pylayer2static_runtime.run, verbatim" $?
+printf '#!/bin/sh\nprintf "%%s\\n" "$P2S_BIN"\n' > "$work/show_bin"
+chmod +x "$work/show_bin"
+(cd "$work" && P2S_PYTHON=./show_bin "$bin" run x.py) >"$work/stdout" 2>&1
+[ "$(cat "$work/stdout")" = "$(readlink -f "$bin")" ]
+check "run sets P2S_BIN to this binary's absolute path (got $(head -c 200 "$work/stdout"))" $?
+expect_rc "run without an interpreter exits 127" 127 env P2S_PYTHON="$work/no-such-python" "$bin" run x.py
+grep -q "cannot run '$work/no-such-python'" "$work/stderr"
+check "run says which interpreter it cannot run" $?
 expect_rc "--version exits 0" 0 "$bin" --version
 grep -q "^pylayer2static 0.1.0$" "$work/stdout" && grep -q "tree-sitter-python 0.23.6" "$work/stdout" &&
     grep -q "^rules: paddle.json version 1$" "$work/stdout"
@@ -323,6 +338,76 @@ rm "$tree/src/pkg/broken.py" "$tree/src/pkg/use_broken.py" "$tree/src/pkg/use_ag
 expect_rc "tree --list" 0 "$bin" "$tree/src" --list
 [ "$(grep -c ' apply ' "$work/stdout")" -eq 2 ] && grep -q "ops.py:5:7 class Double" "$work/stdout"
 check "tree --list prints every site" $?
+
+# --- the project model: a src/ layout package; file lists and single files read the sibling
+# modules their imports reach, and write only the files they name
+proj="$work/proj"
+mkdir -p "$proj/src/pkg"
+printf '[project]\nname = "pkg"\n' > "$proj/pyproject.toml"
+: > "$proj/src/pkg/__init__.py"
+printf 'import paddle\nfrom paddle.autograd import PyLayer\n\n\nclass Q(PyLayer):\n    @staticmethod\n    def forward(ctx, x, scale=2.0):\n        return x * scale\n\n    @staticmethod\n    def backward(ctx, dy):\n        return dy * 2.0\n' > "$proj/src/pkg/layers.py"
+printf 'import paddle\nfrom pkg.layers import Q\nfrom .layers import Q as Q2\n\n\ndef run(x):\n    return Q.apply(x) + Q2.apply(x, 3.0)\n' > "$proj/src/pkg/model.py"
+cp "$proj/src/pkg/model.py" "$proj/src/pkg/train.py"
+cp "$proj/src/pkg/model.py" "$work/model_as_written.py"
+cp -r "$proj" "$work/proj_orig"
+expect_rc "a single file of a src/ layout is listed with its sibling's PyLayer" 0 sh -c "cd '$proj' && '$bin' --list src/pkg/model.py"
+[ "$(cat "$work/stdout")" = "src/pkg/model.py:7:12 apply Q
+src/pkg/model.py:7:25 apply Q2" ]
+check "absolute and relative imports of a sibling module resolve (got $(head -c 200 "$work/stdout"))" $?
+expect_rc "--check on a named file that uses a sibling's PyLayer is stale" 1 sh -c "cd '$proj' && '$bin' --check src/pkg/model.py"
+expect_rc "--in-place on one file" 0 sh -c "cd '$proj' && '$bin' --in-place src/pkg/model.py"
+grep -q "_p2s.apply(Q, x) + _p2s.apply(Q2, x, 3.0)" "$proj/src/pkg/model.py" &&
+    cmp -s "$proj/src/pkg/layers.py" "$work/proj_orig/src/pkg/layers.py" &&
+    cmp -s "$proj/src/pkg/train.py" "$work/proj_orig/src/pkg/train.py"
+check "--in-place rewrites the named file only: the sibling is read, not written" $?
+expect_rc "--in-place on a file list" 0 sh -c "cd '$proj' && '$bin' --in-place src/pkg/*.py"
+grep -q "def _p2s_static_Q(x, scale=_p2s.DEFAULT):" "$proj/src/pkg/layers.py" &&
+    grep -q "_p2s.apply(Q, x)" "$proj/src/pkg/train.py" && cmp -s "$proj/src/pkg/train.py" "$proj/src/pkg/model.py"
+check "a file list is transpiled as its tree would be" $?
+expect_rc "--check passes after" 0 sh -c "cd '$proj' && '$bin' --check src/pkg/*.py"
+# re-runs regenerate from the classes as they are now
+touch -d "2001-01-01" "$proj/src/pkg/"*.py
+expect_rc "a re-run over the output" 0 sh -c "cd '$proj' && '$bin' --in-place src/pkg/*.py"
+[ -z "$(find "$proj/src/pkg" -name '*.py' -newermt 2001-01-02)" ] && ! grep -q P2S300 "$work/stderr"
+check "a re-run over unchanged output touches nothing and notes no P2S300 on _p2s.apply" $?
+grep -v "^# pylayer2static " "$proj/src/pkg/layers.py" > "$work/no_marker.py"
+printf 'def g(o, x):\n    return _p2s.apply(o, x)\n' >> "$work/no_marker.py"
+expect_rc "the runtime's own _p2s.apply in a file without the marker" 0 "$bin" --lint "$work/no_marker.py"
+! grep -q P2S300 "$work/stdout"
+check "_p2s.apply is never taken for an unresolved PyLayer call (P2S300)" $?
+sed -i 's/def forward(ctx, x, scale=2.0):/def forward(ctx, x, scale=2.0, bias=0.0):/' "$proj/src/pkg/layers.py"
+expect_rc "--check fails on a stale builder" 1 sh -c "cd '$proj' && '$bin' --check src/pkg/*.py"
+grep -q "would rewrite src/pkg/layers.py" "$work/stderr" && ! grep -q "model.py" "$work/stderr"
+check "--check names the file whose builder is stale, only it" $?
+expect_rc "--in-place after a forward gained a parameter" 0 sh -c "cd '$proj' && '$bin' --in-place src/pkg/*.py"
+grep -q "def _p2s_static_Q(x, scale=_p2s.DEFAULT, bias=_p2s.DEFAULT):" "$proj/src/pkg/layers.py" &&
+    grep -q "_p2s.PyLayerOp(Q, (x, scale, bias), {})" "$proj/src/pkg/layers.py" &&
+    [ "$(grep -c "_p2s_static_Q" "$proj/src/pkg/layers.py")" -eq 1 ]
+check "the builder is regenerated with the new signature, once" $?
+expect_rc "stdin named into the project" 0 sh -c "cd '$work/proj_orig' && '$bin' - --stdin-filename src/pkg/model.py < src/pkg/model.py"
+cmp -s "$work/stdout" "$proj/src/pkg/model.py"
+check "stdin with --stdin-filename resolves as the named file does" $?
+printf 'from pkg.layers import Q\n\n\ndef f(x):\n    return Q.apply(x)\n' > "$work/proj_orig/src/pkg/absolute.py"
+expect_rc "tree mode from the project root" 0 "$bin" --list "$work/proj_orig"
+grep -q "src/pkg/absolute.py:5:12 apply Q$" "$work/stdout"
+check "tree mode names src/pkg/absolute.py pkg.absolute, so from pkg.layers resolves" $?
+mkdir -p "$work/proj_cfg/lib/pkg"
+cp "$work/proj_orig/src/pkg/"*.py "$work/proj_cfg/lib/pkg/"
+printf '[tool.pylayer2static]\nsrc = ["lib"]\n' > "$work/proj_cfg/pyproject.toml"
+expect_rc "a configured src list" 0 sh -c "cd '$work/proj_cfg' && '$bin' --list lib/pkg/model.py"
+grep -q "lib/pkg/model.py:7:12 apply Q$" "$work/stdout"
+check "[tool.pylayer2static] src names the import roots" $?
+printf '[tool.pylayer2static]\nsrc = ["lib"]\nexclude = ["lib/pkg/layers.py"]\n' > "$work/proj_cfg/pyproject.toml"
+expect_rc "an excluded sibling is not read" 0 sh -c "cd '$work/proj_cfg' && '$bin' --list lib/pkg/model.py"
+[ ! -s "$work/stdout" ]
+check "exclude applies to the siblings a file reaches, as to tree mode's walk" $?
+
+# a class that breaks its contract after it was transpiled: its calls come back as written
+sed -i '/@staticmethod/{N;s/    @staticmethod\n    def backward/    def backward/}' "$proj/src/pkg/layers.py"
+expect_rc "a contract error introduced after transpiling" 1 sh -c "cd '$proj' && '$bin' --in-place src/pkg/*.py"
+grep -q "P2S103" "$work/stderr" && cmp -s "$proj/src/pkg/model.py" "$work/model_as_written.py" &&
+    ! grep -q "_p2s_static_Q" "$proj/src/pkg/layers.py"
+check "its builder goes and the sibling's calls are as the user wrote them again" $?
 
 # --- selection and suppression
 hazard="$work/hazard.py"

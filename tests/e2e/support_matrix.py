@@ -424,6 +424,25 @@ case links to its test.
   the AVX2 CI machines for models without any PyLayer (`harness.py`), and with oneDNN off its
   `common_subexpression_elimination_pass` loses an output when two outputs are one expression
   (`decorator_forms` deletes it, the workaround for users).
+- **In-place APIs in forward/backward** (`paddle.scatter_(buf, idx, val)` with its result
+  discarded, `x.add_()`, `clip_`, `zero_`, `paddle.assign(y, output=x)`, `x[mask] = 0`;
+  `real_fused_head_ce_scatter`, `real_binary_ste_mask`): in a static graph the framework runs
+  each such API out of place and leaves `x` as it was, so a later read of `x` is stale (the
+  framework's own `to_static`: a loss of 0.0 on 3.3.1, uninitialised memory on 2.6.2). The
+  runtime follows every in-place API called as `paddle.NAME_`, `paddle.nn.functional.NAME_`
+  or `x.NAME_()` while a body is built, so later reads see the write as in eager
+  (`inplace.py`). Refused while the graph is built, with a `PyLayerContractError` naming the
+  class and the user's `file:line` (`tests/e2e/errors/`): an in-place API reached under another
+  name (`from paddle import scatter_`: `inplace_unfollowed`), and a forward writing in place
+  into an argument of `apply` or a parameter (`inplace_into_argument`), which eager makes
+  visible to the caller and a static graph cannot. `x.fill_()` has no static form and stays
+  the framework's AttributeError at the user's line.
+- **Eager-only code in a body**: `isinstance(o, paddle.Tensor)` is True for the static values
+  forward and backward get, as in eager (`real_noop_save_inputs`; paddle's own code still
+  sees the real class); `x.numpy()` (dy2static silently deletes the call), `.item()`,
+  `.tolist()` and reading the dygraph tracer (`framework._dygraph_tracer()._amp_level`, Paddle's
+  `RecomputeFunction`) raise `PyLayerContractError` at the user's `file:line` saying what to do
+  instead (`numpy_in_forward`, `tracer_amp_level`).
 - **SOT** (`to_static(full_graph=False)`, the default of a plain `@to_static`; the `sot` mode
   of the table): on releases whose `paddle.jit.marker` has `unified` (3.3.1), SOT records each
   PyLayer call as one call of its graph, the runtime building the `pylayer` op in SOT's

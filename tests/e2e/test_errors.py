@@ -130,3 +130,42 @@ def _line_of_def(path: str, cls: str, method: str) -> int:
         lines = f.read().splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith(f"class {cls}("))
     return next(i for i in range(start, len(lines)) if lines[i].strip().startswith(f"def {method}(")) + 1
+
+
+LOUD_AT_THE_LINE = [
+    # (case, class, the user's line at fault, what the message says)
+    ("inplace_into_argument", "ScaleInPlace", "hidden.scale_(factor)",
+     "writes into a tensor it did not make (scale_: an argument of apply or a parameter) in place"),
+    ("inplace_unfollowed", "ScatterRows", "scatter_(out, paddle.to_tensor([1, 0]), rows)",
+     "calls scatter_(), an in-place API, under a name the runtime does not follow"),
+    ("numpy_in_forward", "GradMultiply", "res = x.numpy().copy()",
+     "calls .numpy() on a tensor, which has no value while a static graph is built"),
+    ("tracer_amp_level", "RecomputeFunction", "ctx.is_fw_autocast = False if tracer._amp_level",
+     "reads the dygraph tracer (_dygraph_tracer()._amp_level), which exists only in dynamic mode"),
+]
+
+
+@pytest.mark.parametrize("mode", ("to_static", "static"))
+@pytest.mark.parametrize("case,cls,text,message", LOUD_AT_THE_LINE, ids=[c[0] for c in LOUD_AT_THE_LINE])
+def test_eager_only_code_is_refused_at_the_user_line(case: str, cls: str, text: str, message: str,
+                                                     mode: str, transpile) -> None:
+    """Code that eager runs but a static graph cannot give eager's values for (an in-place
+    write the runtime cannot follow, data of a static value, the dygraph tracer) fails while
+    the graph is built: PyLayerContractError naming the class, the user's file:line and
+    what to do instead, never a stale read."""
+    path, module = _load(case, transpile)
+    exc = _run(module, mode)
+    text_of_error = str(exc)
+    assert type(exc).__name__ == "PyLayerContractError", text_of_error
+    assert f"PyLayer {cls} ({path}:{_line_of(path, f'class {cls}(PyLayer):')})" in text_of_error
+    assert f" at {path}:{_line_of(path, text)} " in text_of_error, text_of_error
+    assert message in text_of_error
+
+
+@pytest.mark.parametrize("case", [c[0] for c in LOUD_AT_THE_LINE])
+def test_eager_runs_what_is_refused(case: str) -> None:
+    """The refused programs are right in eager mode: the refusal is the static graph's."""
+    module = harness.load_module(os.path.join(ERRORS_DIR, case + ".py"), f"e2e_errors_eager_{case}")
+    state = harness.reference_state(module)
+    result = harness.run_eager(module, state)
+    assert result.outputs and all(g is not None for g in result.grads.values())

@@ -634,21 +634,28 @@ def show_static_form_is_the_command_lines_output():
 
 # ---------------------------------------------------------------- across files
 
+def write_package(pkg, text):
+    """Package pkg: __init__.py, ops.py defining the PyLayer Double, use.py holding text; the
+    path of use.py."""
+    os.makedirs(pkg)
+    open(os.path.join(pkg, "__init__.py"), "w").close()
+    use = os.path.join(pkg, "use.py")
+    with open(use, "w") as f:
+        f.write(text)
+    with open(os.path.join(pkg, "ops.py"), "w") as f:
+        f.write("import paddle\nfrom paddle.autograd import PyLayer\n\n\nclass Double(PyLayer):\n"
+                "    @staticmethod\n    def forward(ctx, x, k=2):\n        return x * k\n\n"
+                "    @staticmethod\n    def backward(ctx, dy):\n        return dy * 2\n")
+    return use
+
+
 @test
 def a_pylayer_from_a_sibling_module_is_resolved():
     tmp = tempfile.mkdtemp(prefix="p2s-ws-")
     try:
         pkg = os.path.join(tmp, "pkg")
-        os.makedirs(pkg)
-        open(os.path.join(pkg, "__init__.py"), "w").close()
-        with open(os.path.join(pkg, "ops.py"), "w") as f:
-            f.write("import paddle\nfrom paddle.autograd import PyLayer\n\n\nclass Double(PyLayer):\n"
-                    "    @staticmethod\n    def forward(ctx, x, k=2):\n        return x * k\n\n"
-                    "    @staticmethod\n    def backward(ctx, dy):\n        return dy * 2\n")
-        use = os.path.join(pkg, "use.py")
         text = "import paddle\nfrom paddle.autograd import PyLayer\nfrom .ops import Double\n\n\ndef f(x, other):\n    y = Double.apply(x)\n    return other.apply(y)\n"
-        with open(use, "w") as f:
-            f.write(text)
+        use = write_package(pkg, text)
         c = server()
         try:
             c.initialize()  # no folder: Double does not resolve
@@ -681,6 +688,120 @@ def a_pylayer_from_a_sibling_module_is_resolved():
             c.notify("textDocument/didSave", {"textDocument": {"uri": uri_of(os.path.join(pkg, "ops.py"))}})
             d = c.diagnostics(uri_of(use))
             check(len([x for x in d if x["code"] == "P2S300"]) == 2, "after the rename: %r" % d)
+            c.shutdown()
+        finally:
+            c.kill()
+    finally:
+        shutil.rmtree(tmp)
+
+
+@test
+def a_src_layout_project_names_modules_as_the_cli_does():
+    """Rooted at a project with pyproject.toml and src/pkg: `from pkg.ops import ...` resolves in
+    the server, in tree mode from the root, and for the file alone, alike."""
+    tmp = tempfile.mkdtemp(prefix="p2s-src-")
+    try:
+        with open(os.path.join(tmp, "pyproject.toml"), "w") as f:
+            f.write('[project]\nname = "pkg"\n')
+        text = "import paddle\nfrom pkg.ops import Double\n\n\ndef f(x, other):\n    y = Double.apply(x)\n    return other.apply(y)\n"
+        use = write_package(os.path.join(tmp, "src", "pkg"), text)
+        c = server()
+        try:
+            c.initialize(uri_of(tmp))
+            d = open_doc(c, uri_of(use), text)
+            notes = [x for x in d if x["code"] == "P2S300"]
+            check(len(notes) == 1 and notes[0]["range"]["start"]["line"] == 6, "server: %r" % d)
+            for args in (["--lint", "--output-format", "json", tmp], ["--lint", "--output-format", "json", use]):
+                cli = subprocess.run([BIN] + args, capture_output=True, cwd=tmp).stdout
+                codes = [x["code"] for x in json.loads(cli) if x["file"].endswith("use.py")]
+                check(codes == [x["code"] for x in d], "%s agrees: %r" % (args[-1], codes))
+            r = c.request("textDocument/hover", {"textDocument": {"uri": uri_of(use)},
+                                                 "position": position_of(text, "Double.apply")})
+            value = r["result"]["contents"]["value"]
+            check("pkg.ops" in value and "src.pkg" not in value, value)
+            c.shutdown()
+        finally:
+            c.kill()
+    finally:
+        shutil.rmtree(tmp)
+
+
+@test
+def hover_says_when_a_class_is_left_as_written():
+    """A class with a contract error gets no builder and its calls stay as written: the hover
+    says so rather than promising a builder."""
+    text = ("import paddle\nfrom paddle.autograd import PyLayer\n\n\nclass Broken(PyLayer):\n"
+            "    @staticmethod\n    def forward(ctx, x):\n        return x\n\n"
+            "    def backward(ctx, dy):\n        return dy\n\n\nclass Fine(PyLayer):\n"
+            "    @staticmethod\n    def forward(ctx, x):\n        return x\n\n"
+            "    @staticmethod\n    def backward(ctx, dy):\n        return dy\n\n\n"
+            "def f(x):\n    return Broken.apply(x) + Fine.apply(x, 2)\n")
+    c = server()
+    try:
+        c.initialize()
+        uri = "file:///tmp/p2s-hover-as-written.py"
+        d = open_doc(c, uri, text)
+        check("P2S103" in [x["code"] for x in d] and "P2S111" in [x["code"] for x in d], "diagnostics: %r" % d)
+        hovers = {}
+        for name in ("Broken", "Fine"):
+            r = c.request("textDocument/hover", {"textDocument": {"uri": uri},
+                                                 "position": position_of(text, name + ".apply")})
+            hovers[name] = r["result"]["contents"]["value"]
+        check("left as written" in hovers["Broken"] and "generated builder constructs" not in hovers["Broken"],
+              hovers["Broken"])
+        check("generated builder constructs" in hovers["Fine"] and "**This call** is left as written" in hovers["Fine"],
+              hovers["Fine"])
+        c.shutdown()
+    finally:
+        c.kill()
+
+
+@test
+def the_server_indexes_exactly_the_files_tree_mode_walks():
+    """One walk policy: a symlinked module is read and a configured `exclude`, a .gitignore'd
+    file, __pycache__ and a symlinked directory are skipped, by the server as by tree mode."""
+    tmp = tempfile.mkdtemp(prefix="p2s-walk-")
+    try:
+        pkg = os.path.join(tmp, "pkg")
+        os.makedirs(os.path.join(pkg, "__pycache__"))
+        os.makedirs(os.path.join(tmp, "elsewhere"))
+        with open(os.path.join(tmp, "pyproject.toml"), "w") as f:
+            f.write('[tool.pylayer2static]\nexclude = ["pkg/generated.py"]\n')
+        with open(os.path.join(tmp, ".gitignore"), "w") as f:
+            f.write("scratch.py\n")
+        layer = ("import paddle\nfrom paddle.autograd import PyLayer\n\n\nclass %s(PyLayer):\n"
+                 "    @staticmethod\n    def forward(ctx, x):\n        return x\n\n"
+                 "    @staticmethod\n    def backward(ctx, dy):\n        return dy\n")
+        for name, cls in (("elsewhere/linked_target.py", "Linked"), ("pkg/generated.py", "Generated"),
+                          ("pkg/scratch.py", "Scratch"), ("pkg/__pycache__/cached.py", "Cached")):
+            with open(os.path.join(tmp, name), "w") as f:
+                f.write(layer % cls)
+        open(os.path.join(pkg, "__init__.py"), "w").close()
+        os.symlink(os.path.join(tmp, "elsewhere", "linked_target.py"), os.path.join(pkg, "linked.py"))
+        os.symlink(os.path.join(tmp, "elsewhere"), os.path.join(pkg, "linked_dir"))
+        use = os.path.join(pkg, "use.py")
+        text = ("import paddle\nfrom .linked import Linked\nfrom .generated import Generated\n"
+                "from .scratch import Scratch\n\n\ndef f(x):\n"
+                "    return Linked.apply(x) + Generated.apply(x) + Scratch.apply(x)\n")
+        with open(use, "w") as f:
+            f.write(text)
+        out = os.path.join(tempfile.mkdtemp(prefix="p2s-walk-out-"), "out")
+        depfile = out + ".d"
+        subprocess.run([BIN, "-q", tmp, "-o", out, "--depfile", depfile], check=True, cwd=tmp)
+        walked = sorted(line.split(": ")[1].split(" ")[0].strip()[len(tmp) + 1:] for line in open(depfile))
+        check(walked == ["elsewhere/linked_target.py", "pkg/__init__.py", "pkg/linked.py", "pkg/use.py"],
+              "tree mode walked %r" % walked)
+        shutil.rmtree(os.path.dirname(out))
+        c = server()
+        try:
+            c.initialize(uri_of(tmp))
+            d = open_doc(c, uri_of(use), text)
+            log = c.wait_notification("window/logMessage", lambda m: "indexed" in m["params"]["message"])
+            check(("indexed %d modules" % len(walked)) in log["params"]["message"], log["params"]["message"])
+            cli = subprocess.run([BIN, "--lint", "--output-format", "json", tmp], capture_output=True, cwd=tmp).stdout
+            cli_notes = [(x["line"], x["col"]) for x in json.loads(cli) if x["file"].endswith("use.py") and x["code"] == "P2S300"]
+            notes = [(x["range"]["start"]["line"] + 1, x["range"]["start"]["character"] + 1) for x in d if x["code"] == "P2S300"]
+            check(len(notes) == 2 and notes == cli_notes, "server %r, tree mode %r" % (notes, cli_notes))
             c.shutdown()
         finally:
             c.kill()

@@ -30,6 +30,7 @@ static void test_config_reads_our_table_only(void **state)
         "exclude = [\n  \"gen/**\",\n]\n"
         "rules = [\"rules/extra.json\", \"/abs.json\"]\n"
         "jobs = 3\n"
+        "src = [\"src\", \"/abs/lib\"]\n"
         "[tool.other]\nselect = 5\n";
     assert_int_equal(parse(text, &c, &err), 0);
     assert_true(c.has_select);
@@ -42,6 +43,10 @@ static void test_config_reads_our_table_only(void **state)
     assert_string_equal(c.rules.contents[0], "/proj/rules/extra.json");
     assert_string_equal(c.rules.contents[1], "/abs.json");
     assert_int_equal(c.jobs, 3);
+    assert_true(c.has_src);
+    assert_int_equal(c.src.size, 2);
+    assert_string_equal(c.src.contents[0], "/proj/src");
+    assert_string_equal(c.src.contents[1], "/abs/lib");
     p2s_config_release(&c);
     p2s_strbuf_release(&err);
 }
@@ -50,7 +55,7 @@ static void test_config_errors_have_positions(void **state)
 {
     (void)state;
     static const struct { const char *text, *error; } cases[] = {
-        {"[tool.pylayer2static]\nselct = []\n", "pyproject.toml:2:1: error: unknown key (expected rules, select, ignore, warn, exclude or jobs)"},
+        {"[tool.pylayer2static]\nselct = []\n", "pyproject.toml:2:1: error: unknown key (expected rules, select, ignore, warn, exclude, jobs or src)"},
         {"[tool.pylayer2static]\njobs = 0\n", "pyproject.toml:2:8: error: expected a number of jobs from 1 to 256"},
         {"[tool.pylayer2static]\nselect = [\"P2S1\"\n", "pyproject.toml:3:1: error: expected ',' or ']'"},
         {"[tool.pylayer2static]\nignore = \"P2S\n", "pyproject.toml:2:14: error: unterminated string"},

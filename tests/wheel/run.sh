@@ -6,7 +6,9 @@
 # command on PATH, `python -m pylayer2static`, the importable runtime, one version everywhere,
 # a binary that needs only the C library, and the request's example (samples/cus_tanh_full.py)
 # transpiled by the installed command and run by samples/demo.py as `make demo` does: trained
-# eagerly and as static graphs, saved, loaded, predicted, compared.
+# eagerly and as static graphs, saved, loaded, predicted, compared; and the same example run
+# without a copy by `python -m pylayer2static run` (the import hook, the binary found by the
+# installed package).
 # Prints `wheel: N passed, N failed`. WHEEL_PADDLE_REQ=FILE picks another requirements file.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -124,7 +126,15 @@ if run env GLOG_minloglevel=2 PYTHONWARNINGS=ignore::UserWarning python -I demo.
 else
     ko "the request's example failed from the wheel install" "$tmp/demo"
 fi
-if grep -q "$root" "$tmp/demo" "$tmp/rt"; then
+t0=$(date +%s)
+if run env -u P2S_BIN GLOG_minloglevel=2 PYTHONWARNINGS=ignore::UserWarning python -I -m pylayer2static run cus_tanh_full.py >"$tmp/run" 2>&1 &&
+   grep -q '^saved to' "$tmp/run" &&
+   grep -q '_p2s.apply(cus_tanh, y, func1=paddle.tanh)' "$work/__pycache__/cus_tanh_full.pylayer2static-$want.py"; then
+    ok "python -m pylayer2static run cus_tanh_full.py: transpiled on import (cached in __pycache__), trained and saved ($(( $(date +%s) - t0 ))s)"
+else
+    ko "python -m pylayer2static run cus_tanh_full.py failed from the wheel install" "$tmp/run"
+fi
+if grep -q "$root" "$tmp/demo" "$tmp/rt" "$tmp/run"; then
     ko "the run mentions the repository ($root): it was not from the install only"
 else
     ok "nothing of the run came from the repository"

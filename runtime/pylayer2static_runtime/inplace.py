@@ -1,0 +1,262 @@
+"""In-place tensor APIs (`paddle.scatter_(buf, i, v)`, `x.add_(y)`,
+`paddle.assign(y, output=x)`, `x.zero_()`, ...) while a forward or backward is built.
+
+In a static graph (paddle 3.3.1 and 2.6.2 python/paddle/utils/inplace_utils.py
+`_inplace_apis_in_dygraph_only_`) such an API runs its out-of-place twin with a warning
+and returns a new value; `x` itself is left as it was, so code that discards the result
+(`paddle.scatter_(buf, idx, val)`, then reads `buf`) reads the tensor before the write:
+wrong values, no error (the framework's own to_static too). `paddle.assign(y, output=x)`
+builds PIR's `assign_out_`, whose result is a new value as well, and `zero_` does not
+exist on static tensors (`fill_` neither: it stays an AttributeError, at the user's line).
+
+dy2static already follows one kind of in-place write, `x[i] = v`: it records `x` → the
+write's result per program (3.3.1 `parameter_recorder._global_inplace_map`, 2.6.2
+`ProgramTranslator._inplace_map`), and converted code reads every name through
+`convert_load`, which returns the latest value. While forward or backward is built,
+`followed` makes the in-place APIs record their writes there too, so later reads of `x`
+(`buf`, `bufs[0]`, `ctx.saved_tensor()`'s results) see the write as eager does; the
+tensors the runtime takes from the body (forward's result, what ctx carries, backward's
+result) are read through it too (`latest`). Two writes stay loud, naming the user's line:
+a decorated in-place API reached through a name the runtime does not swap (`from paddle
+import scatter_`), and, in forward, a write into a tensor forward did not make (an
+argument of `apply`, a parameter), which eager makes visible to the caller and a static
+graph cannot.
+"""
+import contextlib
+import functools
+import os
+import re
+import sys
+from typing import Any, Callable, Iterator, List, Optional
+
+import paddle
+
+from .errors import PyLayerContractError, describe
+from .patch import swapped
+
+# Not followed: `paddle.where_(condition, x, y)` writes into its second argument (so its
+# warning refuses it), `requires_grad_` sets a flag on the tensor it returns, and `set_`
+# and `resize_` have no static form.
+_NOT_FOLLOWED = {"where_", "requires_grad_", "set_", "resize_"}
+_WARNING = re.compile(r"In static graph mode, (\w+)\(\) is the same as")
+PADDLE_DIR = os.path.dirname(paddle.__file__) + os.sep
+RUNTIME_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+class _Following:
+    """The in-place writes being followed (one per forward/backward being built, innermost
+    last) and how many followed API calls are running (their own warning is expected)."""
+
+    stack: List["_Body"] = []
+    calls = 0
+
+
+class _Body:
+    def __init__(self, cls: type, method: str, foreign: List[Any], same: Callable[[Any, Any], bool]) -> None:
+        self.cls = cls
+        self.method = method
+        self.foreign = foreign
+        self.same = same
+
+
+def static_types() -> tuple:
+    """The classes of a static graph's tensors: the legacy IR's, and PIR's where it exists."""
+    from paddle.base.framework import Variable
+
+    kinds = [Variable]
+    if hasattr(paddle, "pir") and hasattr(paddle.pir, "Value"):
+        kinds.append(paddle.pir.Value)
+    return tuple(kinds)
+
+
+def _is_static(value: Any) -> bool:
+    return isinstance(value, static_types())
+
+
+def _is_pir(value: Any) -> bool:
+    return hasattr(paddle, "pir") and hasattr(paddle.pir, "Value") and isinstance(value, paddle.pir.Value)
+
+
+def _maps() -> Any:
+    """(PIR's in-place map, the legacy IR's) of dy2static (see the module docstring)."""
+    from paddle.jit.dy2static.program_translator import ProgramTranslator
+
+    from .dy2static import parameter_recorder
+
+    return parameter_recorder()._global_inplace_map, ProgramTranslator.get_instance()._inplace_map
+
+
+def _record(target: Any, out: Any) -> None:
+    pir_map, legacy_map = _maps()
+    program = paddle.static.default_main_program()
+    if _is_pir(target):
+        pir_map.add(program, target, out)
+    else:
+        legacy_map.add(program, target.desc.id(), out)
+
+
+def latest(value: Any) -> Any:
+    """`value` as the in-place writes followed so far left it (itself if none)."""
+    if not _is_static(value):
+        return value
+    pir_map, legacy_map = _maps()
+    program = paddle.static.default_main_program()
+    newer = pir_map.get(program, value) if _is_pir(value) else legacy_map.get(program, value.desc.id())
+    return value if newer is None else newer
+
+
+_PLUMBING = (os.sep + os.path.join("paddle", "jit", "dy2static") + os.sep,
+             os.sep + os.path.join("paddle", "base", "wrapped_decorator.py"),
+             os.sep + os.path.join("paddle", "utils", "inplace_utils.py"),
+             os.sep + "decorator" + os.sep, "<decorator-gen")
+
+
+def called_from_user(depth: int) -> bool:
+    """Whether the code that called the frame `depth` levels above the caller is the user's:
+    the first frame past dy2static's call conversion and paddle's decorators is neither
+    paddle's nor the runtime's."""
+    frame = sys._getframe(depth + 2)
+    while frame is not None and (frame.f_code.co_filename.startswith(RUNTIME_DIR)
+                                 or any(part in frame.f_code.co_filename for part in _PLUMBING)):
+        frame = frame.f_back
+    return frame is not None and not frame.f_code.co_filename.startswith(PADDLE_DIR)
+
+
+def user_line() -> Optional[str]:
+    """`file:line` of the innermost user code on the stack: a converted function's frame
+    mapped back to its source by dy2static's origin map, or a frame outside paddle and
+    the runtime."""
+    from paddle.jit.dy2static.origin_info import global_origin_info_map
+
+    frame = sys._getframe(1)
+    while frame is not None:
+        path, line = frame.f_code.co_filename, frame.f_lineno
+        origin = global_origin_info_map.get((path, line))
+        if origin is not None:
+            return f"{origin.location.filepath}:{origin.location.lineno}"
+        if not path.startswith((PADDLE_DIR, RUNTIME_DIR, "<")) and "/importlib/" not in path \
+                and not any(part in path for part in _PLUMBING):
+            if os.path.basename(path) not in ("contextlib.py", "functools.py"):
+                return f"{path}:{line}"
+        frame = frame.f_back
+    return None
+
+
+def _error(body: _Body, message: str) -> PyLayerContractError:
+    where = user_line()
+    at = f" at {where}" if where else ""
+    return PyLayerContractError(f"PyLayer {describe(body.cls)}: {body.method}{at} {message}")
+
+
+def _check_target(target: Any, api: str) -> None:
+    if not _Following.stack:
+        return
+    body = _Following.stack[-1]
+    from paddle.base.framework import Parameter
+
+    if isinstance(target, Parameter) or any(body.same(target, value) for value in body.foreign):
+        raise _error(
+            body,
+            f"writes into a tensor it did not make ({api}: an argument of apply or a parameter) in "
+            "place; eager changes the caller's tensor too, which a static graph cannot: write into "
+            "a copy (x = x.clone()) and return it",
+        )
+
+
+def _following(fn: Callable[..., Any], api: str, target_of: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def inplace_api(*args: Any, **kwargs: Any) -> Any:
+        # Its tensors as the writes so far left them: paddle 2.6.2 converted code reads a
+        # method's receiver and keyword arguments without `convert_load`.
+        args = tuple(latest(arg) for arg in args)
+        kwargs = {key: latest(value) for key, value in kwargs.items()}
+        target = target_of(args, kwargs)
+        if _is_static(target):
+            _check_target(target, api)
+        _Following.calls += 1
+        try:
+            out = fn(*args, **kwargs)
+        finally:
+            _Following.calls -= 1
+        if _is_static(target) and _is_static(out) and out is not target:
+            _record(target, out)
+        return out
+
+    # Called from converted code: dy2static must call it as it is, not convert it.
+    return paddle.jit.not_to_static(inplace_api)
+
+
+def _first(args: Any, kwargs: Any) -> Any:
+    return args[0] if args else kwargs.get("x", kwargs.get("input"))
+
+
+def _assign_output(args: Any, kwargs: Any) -> Any:
+    return args[1] if len(args) > 1 else kwargs.get("output")
+
+
+def _zero_(self: Any) -> Any:
+    """`Tensor.zero_` on a static tensor."""
+    return paddle.zeros_like(self)
+
+
+def _swaps() -> List[Any]:
+    """(owner, name, replacement) of every in-place API followed."""
+    swaps = []
+    for owner in list(static_types()) + [paddle, paddle.tensor, paddle.nn.functional]:
+        for name in dir(owner):
+            if name.endswith("_") and not name.startswith("_") and name not in _NOT_FOLLOWED:
+                fn = getattr(owner, name, None)
+                if callable(fn) and not isinstance(fn, type):
+                    swaps.append((owner, name, _following(fn, name, _first)))
+        if isinstance(owner, type):
+            if not hasattr(owner, "zero_"):
+                swaps.append((owner, "zero_", _following(_zero_, "zero_", _first)))
+    swaps.append((paddle, "assign", _following(paddle.assign, "paddle.assign(..., output=)", _assign_output)))
+    return swaps
+
+
+class _LoudWarnings:
+    """`warnings` as `inplace_utils` sees it: the warning that an in-place API runs its
+    out-of-place twin, from user code not going through a followed name, is an error."""
+
+    def __init__(self, real: Any) -> None:
+        self._real = real
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real, name)
+
+    def warn(self, message: Any, *args: Any, **kwargs: Any) -> None:
+        match = _WARNING.match(str(message))
+        if match and _Following.calls == 0 and _Following.stack:
+            if called_from_user(0):
+                api = match.group(1)
+                raise _error(
+                    _Following.stack[-1],
+                    f"calls {api}(), an in-place API, under a name the runtime does not follow (it follows "
+                    "in-place APIs called as paddle.NAME_, paddle.nn.functional.NAME_ or x.NAME_()); in a static graph it would "
+                    f"not write its input, so later reads would be stale: call it as x.{api}(...) or "
+                    f"paddle.{api}(...), or use the result of {api[:-1]}(...)",
+                )
+        self._real.warn(message, *args, **kwargs)
+
+
+@contextlib.contextmanager
+def followed(cls: type, method: str, foreign: List[Any], same: Callable[[Any, Any], bool]) -> Iterator[None]:
+    """While `cls.<method>` is built: in-place APIs write as eager's do (see the module
+    docstring); in forward, `foreign` (the op's inputs) may not be written into."""
+    from paddle.utils import inplace_utils
+
+    _Following.stack.append(_Body(cls, method, foreign, same))
+    try:
+        with contextlib.ExitStack() as stack:
+            for owner, name, replacement in _swaps():
+                if hasattr(owner, name):
+                    stack.enter_context(swapped(owner, name, replacement))
+                else:  # `zero_`, which static tensors lack
+                    setattr(owner, name, replacement)
+                    stack.callback(delattr, owner, name)
+            if not isinstance(inplace_utils.warnings, _LoudWarnings):
+                stack.enter_context(swapped(inplace_utils, "warnings", _LoudWarnings(inplace_utils.warnings)))
+            yield
+    finally:
+        _Following.stack.pop()

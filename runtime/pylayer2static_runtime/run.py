@@ -1,0 +1,89 @@
+"""Run a program with its PyLayers made static, without a copy tree.
+
+    python -m pylayer2static_runtime.run [--package NAME]... SCRIPT.py [ARGS...]
+    python -m pylayer2static_runtime.run [--package NAME]... -m MODULE [ARGS...]
+
+installs the import hook (`importhook.py`) and runs SCRIPT like `python SCRIPT.py` (or MODULE
+like `python -m MODULE`): `sys.argv`, `sys.path[0]` and `__main__` as Python sets them, the
+script itself transpiled too when it defines or applies a PyLayer. `pylayer2static run ...`
+(the binary, with P2S_BIN set to itself) and `python -m pylayer2static run ...` come here.
+"""
+import builtins
+import os
+import runpy
+import sys
+import types
+from typing import List, Optional
+
+from .importhook import PyLayerImportHook, install_import_hook
+
+USAGE = """\
+usage: python -m pylayer2static_runtime.run [--package NAME]... SCRIPT.py [ARGS...]
+       python -m pylayer2static_runtime.run [--package NAME]... -m MODULE [ARGS...]
+
+Runs SCRIPT (or MODULE) as python does, with every module of the project that defines or
+applies a PyLayer transpiled on import (cached in __pycache__). --package NAME transpiles the
+installed library NAME too (repeatable; also `packages` in [tool.pylayer2static] and
+$P2S_PACKAGES). The transpiler is $P2S_BIN, the pylayer2static package's or pylayer2static
+on PATH."""
+
+
+def _run_script(hook: PyLayerImportHook, path: str) -> None:
+    """Execute the file at `path` as `__main__`, as `python path` does."""
+    loader = hook.spec_for_main(path)
+    main = types.ModuleType("__main__")
+    main.__dict__.update(__file__=path, __cached__=None, __loader__=loader, __spec__=None,
+                         __package__=None, __builtins__=builtins)
+    if loader is not None:
+        code = loader.get_code("__main__")
+    else:
+        with open(path, "rb") as f:
+            code = compile(f.read(), path, "exec", dont_inherit=True)
+    sys.modules["__main__"] = main
+    exec(code, main.__dict__)
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Parse `argv` (default: sys.argv[1:]) and run the program; returns the exit status of a
+    usage error, or 0 when the program returns (its own SystemExit passes through)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    packages: List[str] = []
+    while argv and argv[0].startswith("-") and argv[0] != "-m":
+        opt = argv.pop(0)
+        if opt == "--package" and argv:
+            packages.append(argv.pop(0))
+        elif opt.startswith("--package="):
+            packages.append(opt.split("=", 1)[1])
+        elif opt in ("-h", "--help"):
+            print(USAGE)
+            return 0
+        elif opt == "--":
+            break
+        else:
+            print(f"pylayer2static run: unknown option {opt}\n{USAGE}", file=sys.stderr)
+            return 2
+    if not argv or (argv[0] == "-m" and len(argv) < 2):
+        print(USAGE, file=sys.stderr)
+        return 2
+    if argv[0] == "-m":
+        module, args = argv[1], argv[2:]
+        install_import_hook(packages, project=os.getcwd())
+        sys.argv = [module] + args  # run_module puts the module's file in argv[0]
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
+        return 0
+    script, args = os.path.abspath(argv[0]), argv[1:]
+    if not os.path.isfile(script):
+        print(f"{sys.executable}: can't open file {argv[0]!r}: no such file", file=sys.stderr)
+        return 2
+    sys.argv = [argv[0]] + args
+    # As `python script.py`: the script's directory (symlinks resolved) takes the place `-m`
+    # gave the current directory, unless -P/-I left both out.
+    if not (getattr(sys.flags, "safe_path", False) or sys.flags.isolated):
+        sys.path[0] = os.path.dirname(os.path.realpath(script))
+    hook = install_import_hook(packages, project=os.path.dirname(script))
+    _run_script(hook, script)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
