@@ -167,8 +167,8 @@ expect_rc "--warn an unknown code is a usage error" 2 "$bin" --warn P2S9X "$cont
 grep -q "^pylayer2static: error: --warn: unknown rule selector 'P2S9X'" "$work/stderr"
 check "an unknown --warn selector is named" $?
 for copy in paddle-3 paddle-2.6; do
-    op_test="/work/shared/paddle-tests/$copy/test/legacy_test/test_pylayer_op.py"
-    [ -f "$op_test" ] || continue
+    op_test="$root/tests/conformance/paddle-tests/$copy/test/legacy_test/test_pylayer_op.py"
+    [ -f "$op_test" ] || { check "vendored $copy test_pylayer_op.py exists" 1; continue; }
     expect_rc "PaddlePaddle's $copy test_pylayer_op.py exits 1" 1 "$bin" "$op_test" -o "$work/contract/op_test.py"
     "$python" -c 'import ast,sys; ast.parse(open(sys.argv[1]).read())' "$work/contract/op_test.py" &&
         grep -q "Layer_bk_match.apply(input1)" "$work/contract/op_test.py" &&
