@@ -989,6 +989,9 @@ static void tree__add_reached(Tree *t, size_t from, const P2sTreeContext *ctx, P
         P2sNameSet misses = *tree__misses_of(e);  /* a copy of the handle: its slots do not move */
         tree__each_prefix(&misses, tried, tree__add_one_reached, &r);
     }
+    /* Adding entries may have moved them all: each unit points at its entry's source. */
+    for (size_t i = 0; i < end; i++)
+        t->entries.contents[i].unit.src = &t->entries.contents[i].src;
 }
 
 typedef struct {
