@@ -26,7 +26,8 @@ if ! command -v valgrind >/dev/null 2>&1; then
     echo "cli-valgrind: 0 passed, 1 failed"
     exit 1
 fi
-sh "$root/tests/cli/run.sh" "$wrapper" > "$work/cli.log" 2>&1
+# The wrapper execs the binary: `run` names the binary itself in P2S_BIN, not the wrapper.
+P2S_CLI_REAL_BIN=$(readlink -f "$bin") sh "$root/tests/cli/run.sh" "$wrapper" > "$work/cli.log" 2>&1
 grep -v "^cli: [0-9]* passed" "$work/cli.log"
 line=$(grep -E "^cli: [0-9]+ passed, [0-9]+ failed" "$work/cli.log" | tail -n1)
 p=$(printf '%s' "$line" | sed -n 's/^cli: \([0-9]*\) passed.*/\1/p')
