@@ -18,8 +18,8 @@ from typing import Any, Iterator
 
 import paddle
 
-from .errors import PyLayerContractError, describe
-from .inplace import PADDLE_DIR, RUNTIME_DIR, called_from_user, static_types, user_line
+from .errors import PyLayerContractError
+from .inplace import PADDLE_DIR, RUNTIME_DIR, called_from_user, refusal, static_types
 from .patch import swapped
 
 def _from_user(depth: int) -> bool:
@@ -29,9 +29,7 @@ def _from_user(depth: int) -> bool:
 
 
 def _refusal(cls: type, method: str, what: str, instead: str) -> PyLayerContractError:
-    where = user_line()
-    at = f" at {where}" if where else ""
-    return PyLayerContractError(f"PyLayer {describe(cls)}: {method}{at} {what}; {instead}")
+    return refusal(cls, method, f"{what}; {instead}")
 
 
 class _TensorMeta(type):

@@ -48,6 +48,8 @@ LOG = logging.getLogger("pylayer2static_runtime")
 
 _PYLAYER = "pd_op.pylayer"
 _YIELD = "cf.yield"
+_PUSH = "cf.tuple_push"
+_POP = "cf.tuple_pop"
 CLASS_ATTR = "p2s_pylayer"
 """The attribute naming a PyLayer class (module.qualname) on its pylayer op (op.py)."""
 _MARK = "pylayer2static:"
@@ -61,6 +63,26 @@ PyLayers it holds inlined, and training it after `jit.load` is refused
 def _op_ids(block: Any) -> Set[int]:
     # Python wrappers of one block or op are not one object: ops are compared by id.
     return {op.id() for op in block.ops}
+
+
+def _body(op: Any) -> Any:
+    """The (first) sub-block of a pylayer op."""
+    return next(iter(op.blocks()))
+
+
+def _users(value: Any, name: str) -> List[Any]:
+    """The ops named `name` that use `value`."""
+    return [user for user in value.all_used_ops() if user.name() == name]
+
+
+def _pops(block: Any) -> List[Any]:
+    return [op for op in block.ops if op.name() == _POP]
+
+
+def is_in_place(op: Any) -> bool:
+    """Whether `op` writes its input in place: PIR names such ops `..._`, and their result
+    shares the input's memory."""
+    return op.name().endswith("_")
 
 
 def _copies_of_outer(op: Any, body: Any, yielded: List[Any]) -> List[Any]:
@@ -119,7 +141,7 @@ def _inline(op: Any) -> Optional[List[Any]]:
     if why:
         LOG.debug("pylayer op kept (%s): %s", why, op)
         return None
-    body = list(op.blocks())[0]
+    body = _body(op)
     ops = body.ops
     terminator = ops[-1]
     yielded = _copies_of_outer(op, body, list(terminator.operands_source()))
@@ -174,8 +196,8 @@ def _short_circuit_pipes(block: Any) -> None:
     # after that (a wrapper of an erased op points at freed memory).
     for op in stacks:
         _, inlet, outlet = op.results()
-        pushes = [user for user in inlet.all_used_ops() if user.name() == "cf.tuple_push"]
-        pops = [user for user in outlet.all_used_ops() if user.name() == "cf.tuple_pop"]
+        pushes = _users(inlet, _PUSH)
+        pops = _users(outlet, _POP)
         if len(pushes) != 1 or len(pops) > 1:
             continue
         push = pushes[0]
@@ -210,29 +232,26 @@ def _outer_view(forward_op: Any, value: Any) -> Optional[Any]:
     """`value`, which forward's sub-block pushes for backward, as the ops after `forward_op`
     see it: itself if it comes from outside (an input of apply), the op's result if forward
     returns it; None if it is made inside and kept there."""
-    if value.get_defining_op() is None or value.get_defining_op().id() not in _op_ids(list(forward_op.blocks())[0]):
+    body = _body(forward_op)
+    made_by = value.get_defining_op()
+    if made_by is None or made_by.id() not in _op_ids(body):
         return value
-    yielded = list(forward_op.blocks())[0].ops[-1].operands_source()
+    yielded = body.ops[-1].operands_source()
     return next((result for inner, result in zip(yielded, forward_op.results())
                  if inner.initialized() and inner.is_same(value)), None)
-
-
-def _written_in_place(value: Any) -> bool:
-    # An in-place op's result shares its input's memory (PIR names such ops `..._`): what
-    # was pushed is a copy taken before it, the value itself is not.
-    return any(user.name().endswith("_") for user in value.all_used_ops())
 
 
 def _read_saved_directly(forward_op: Any, pop: Any) -> None:
     """Backward reads the tensors forward saved from apply's inputs and outputs themselves,
     not their copies through the pipe, which autodiff cannot see through."""
     stack = pop.operand_source(0).get_defining_op()
-    pushes = [user for user in stack.result(1).all_used_ops() if user.name() == "cf.tuple_push"]
+    pushes = _users(stack.result(1), _PUSH)
     if len(pushes) != 1:
         return
     for popped, pushed in zip(pop.results(), pushes[0].operands_source()[1:]):
         outer = _outer_view(forward_op, pushed)
-        if outer is not None and not _written_in_place(outer):
+        # What was pushed is a copy taken before any later in-place write; the value is not.
+        if outer is not None and not any(is_in_place(user) for user in outer.all_used_ops()):
             popped.replace_all_uses_with(outer)
     # A pop nobody reads goes: the next autodiff through `forward_op` pops its stack again,
     # and PIR lets a stack's outlet have one pop only.
@@ -241,8 +260,7 @@ def _read_saved_directly(forward_op: Any, pop: Any) -> None:
 
 
 def _pops_in_use(grad_op: Any) -> bool:
-    body = list(grad_op.blocks())[0]
-    return any(not value.use_empty() for op in body.ops if op.name() == "cf.tuple_pop" for value in op.results())
+    return any(not value.use_empty() for pop in _pops(_body(grad_op)) for value in pop.results())
 
 
 def _why_not_differentiable(grad_op: Any) -> str:
@@ -250,10 +268,10 @@ def _why_not_differentiable(grad_op: Any) -> str:
     if _pops_in_use(grad_op):
         return ("backward reads a tensor forward computed and saved with ctx.save_for_backward, "
                 "which a static graph carries to backward as a copy no gradient goes through")
-    for op in list(grad_op.blocks())[0].ops[:-1]:
+    for op in _body(grad_op).ops[:-1]:
         # The autodiff running prunes the ops it built whose first result nothing uses: an
         # op writing its argument in place (all_reduce) or with no result would go.
-        if op.num_results() == 0 or op.name().endswith("_"):
+        if op.num_results() == 0 or is_in_place(op):
             return f"backward's {op.name()} writes in place or has no result"
     return _why_kept(grad_op)
 
@@ -271,7 +289,7 @@ def _inline_grad_op(forward_op: Any, grad_op: Any) -> Optional[List[Any]]:
     # Inside control flow, autodiff gives the gradient ops a block of their own, from which
     # forward's values are reached through the control flow op's own plumbing.
     if forward_op.get_parent_block() == grad_op.get_parent_block():
-        for pop in [op for op in list(grad_op.blocks())[0].ops if op.name() == "cf.tuple_pop"]:
+        for pop in _pops(_body(grad_op)):
             _read_saved_directly(forward_op, pop)
     why = _why_not_differentiable(grad_op)
     if why:
@@ -311,14 +329,14 @@ def _inlining_grad_ops(call_vjp: Callable[..., Any]) -> Callable[..., Any]:
             results = list(grad_op.results())
             values = _inline_grad_op(op, grad_op)
             if values is not None:
-                grads = [[_in_place_of(grad, results, values) for grad in slot] for slot in grads]
+                grads = [[_replaced(grad, results, values) for grad in slot] for slot in grads]
         return grads
 
     call_vjp_and_inline._p2s_inlines = True  # type: ignore[attr-defined]
     return call_vjp_and_inline
 
 
-def _in_place_of(value: Any, results: List[Any], values: List[Any]) -> Any:
+def _replaced(value: Any, results: List[Any], values: List[Any]) -> Any:
     """`value`, or what replaced it if it is one of an inlined op's `results`."""
     if value is None:
         return None

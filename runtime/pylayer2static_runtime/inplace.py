@@ -142,10 +142,11 @@ def user_line() -> Optional[str]:
     return None
 
 
-def _error(body: _Body, message: str) -> PyLayerContractError:
+def refusal(cls: type, method: str, message: str) -> PyLayerContractError:
+    """`cls.<method>` refused, at the user's line: `message` says what it did and what to do."""
     where = user_line()
     at = f" at {where}" if where else ""
-    return PyLayerContractError(f"PyLayer {describe(body.cls)}: {body.method}{at} {message}")
+    return PyLayerContractError(f"PyLayer {describe(cls)}: {method}{at} {message}")
 
 
 def _check_target(target: Any, api: str) -> None:
@@ -155,8 +156,8 @@ def _check_target(target: Any, api: str) -> None:
     from paddle.base.framework import Parameter
 
     if isinstance(target, Parameter) or any(body.same(target, value) for value in body.foreign):
-        raise _error(
-            body,
+        raise refusal(
+            body.cls, body.method,
             f"writes into a tensor it did not make ({api}: an argument of apply or a parameter) in "
             "place; eager changes the caller's tensor too, which a static graph cannot: write into "
             "a copy (x = x.clone()) and return it",
@@ -230,8 +231,8 @@ class _LoudWarnings:
         if match and _Following.calls == 0 and _Following.stack:
             if called_from_user(0):
                 api = match.group(1)
-                raise _error(
-                    _Following.stack[-1],
+                raise refusal(
+                    _Following.stack[-1].cls, _Following.stack[-1].method,
                     f"calls {api}(), an in-place API, under a name the runtime does not follow (it follows "
                     "in-place APIs called as paddle.NAME_, paddle.nn.functional.NAME_ or x.NAME_()); in a static graph it would "
                     f"not write its input, so later reads would be stale: call it as x.{api}(...) or "

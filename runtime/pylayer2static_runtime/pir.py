@@ -50,7 +50,7 @@ class PirAdapter:
             op is not None
             and op.get_parent_block() == block
             and op.name() != "cf.tuple_pop"
-            and not op.name().endswith("_")
+            and not inline.is_in_place(op)
             and sum(g is not None and g.is_same(value) for g in gradients) == 1
         )
 
