@@ -10,7 +10,7 @@ exports, get every pylayer op replaced by its sub-block's ops, and each pipe who
 and pop end in one block, push first, by the pushed values themselves:
 
 - to_static training: `PartialProgramLayer._append_backward` (paddle 3.3.1
-  jit/dy2static/pir_partial_program.py) returns the program with its gradient ops, before
+  jit/dy2static/pir_partial_program.py; `_append_backward_desc` in 3.0.0) returns the program with its gradient ops, before
   it is split into the forward and backward programs; values are known there by name and
   the split finds its boundaries by marker ops, which inlining keeps (it removes only
   pylayer ops, pipe ops and yields);
@@ -428,9 +428,12 @@ def install() -> None:
     from paddle.static import io, pir_io
 
     layer = pir_partial_program.PartialProgramLayer
-    if getattr(layer._append_backward, "_p2s_inlines", False):
+    # `_append_backward` in paddle 3.3.1, `_append_backward_desc` in 3.0.0; the same
+    # `(self, train_runnable_program) -> RunnableProgram` in both.
+    name = "_append_backward" if hasattr(layer, "_append_backward") else "_append_backward_desc"
+    if getattr(getattr(layer, name), "_p2s_inlines", False):
         return
-    layer._append_backward = _after_append_backward(layer._append_backward)
+    setattr(layer, name, _after_append_backward(getattr(layer, name)))
     core.call_vjp = _inlining_grad_ops(core.call_vjp)
     layer.__init__ = _with_infer_hook(layer.__init__, _inlining_infer_hook(pir_partial_program.PartialProgramLayerHook))
     executor._add_pir_fetch_ops = _then_inline(

@@ -174,13 +174,37 @@ class LegacyAdapter:
         return None
 
     def finish(self) -> None:
-        """Remove the backward block's stand-ins, as the framework does for its own context."""
+        """Remove the backward block's stand-ins, as the framework does for its own context;
+        then let the inputs backward returned None for stop gradient (`_no_gradient_stops`)."""
         for block, name in self._declared:
             if block.has_var(name):
                 block._remove_var(name)
         if self._declared:
             self._declared[0][0].program._sync_with_cpp()
         self._declared = []
+        _no_gradient_stops(paddle.static.default_main_program().current_block())
+
+
+def _no_gradient_stops(block: Any) -> None:
+    """The op's inputs that backward returned None for stop gradient, so they get none.
+
+    `pylayer_grad` declares a gradient output for every input (paddle 2.6.2 pylayer_op.cc
+    `PyLayerGradMaker`); backward's block writes only those it returned, renamed to
+    `<input>@GRAD` (static_pylayer.py `complete_backward_block`). Autodiff then treats the
+    others as written: the `assign` into the op (`op_inputs`) passes on a zero gradient, and a
+    parameter gets `.grad` zeros where eager leaves None, which momentum and weight decay
+    then move. An input that stops gradient is left out by autodiff (`_get_stop_gradients_`,
+    backward.py): no grad op output, no `assign` gradient, and `.grad` stays None unless
+    another path gives one. Every such input is this op's own copy (`op_inputs`), or
+    stopped gradient already.
+    """
+    op = block.ops[-1] if block.ops else None
+    if op is None or op.type != "pylayer" or len(op._blocks_attr_ids("blocks")) < 2:
+        return
+    backward_block = block.program.block(op._blocks_attr_ids("blocks")[1])
+    for name in op.input("Input"):
+        if not backward_block.has_var(name + core.grad_var_suffix()):
+            block._var_recursive(name).stop_gradient = True
 
 
 class _BlocksKeptOnPop(list):
