@@ -139,33 +139,51 @@ class LegacyAdapter:
     @staticmethod
     @contextlib.contextmanager
     def body_semantics() -> Iterator[None]:
-        """While forward's or backward's sub-block is built: `x.clone()` and `x.detach()`
-        append their op to the block being built.
+        """While forward's or backward's sub-block is built: `x.clone()`, `x.detach()`,
+        `x.T` and `x.size` append their op to the block being built.
 
-        paddle 2.6.2 `Variable.clone` and `detach` append to `x.block`, the block that
-        declares `x`. An in-place write in a sub-block (`g[mask] = 0`) declares its result
-        in the global block (variable_index.py `_create_global_variable_for_type_inference`),
-        so `g.clone()` after it put the copy in the global block, before the write and the
-        gradient it reads exist: the straight-through quantizer's `return g.clone()`
-        failed at run time ("Tensor holds no memory"), or read zeros.
+        paddle 2.6.2 `Variable.clone`, `detach`, `T` and `size` append to `x.block`, the
+        block that declares `x` (base/framework.py). An in-place write in a sub-block
+        (`g[mask] = 0`) declares its result in the global block (variable_index.py
+        `_create_global_variable_for_type_inference`), so `g.clone()` after it put the copy
+        in the global block, before the write and the gradient it reads exist: the
+        straight-through quantizer's `return g.clone()` failed at run time ("Tensor holds
+        no memory"), or read zeros. A parameter is declared in the global block, so
+        `lora_A.T` in a backward (PaddleNLP's QuickLora) put its transpose there, after the
+        op, where to_static's forward program prunes it: "Tensor holds no memory" too.
         """
         clone, detach = Variable.clone, Variable.detach
+        transposed, size = Variable.T, Variable.size
+
+        def here(self: Any) -> bool:
+            return self.block.idx == self.block.program.current_block_idx
+
+        @paddle.jit.not_to_static
+        def transposed_here(self: Any) -> Any:
+            if here(self):
+                return transposed.fget(self)
+            return paddle.transpose(self, list(reversed(range(len(self.shape)))))
+
+        @paddle.jit.not_to_static
+        def size_here(self: Any) -> Any:
+            return size(self) if here(self) else paddle.numel(self)
 
         @paddle.jit.not_to_static  # called from converted code: as it is, not converted
         def clone_here(self: Any) -> Any:
-            if self.block.idx == self.block.program.current_block_idx:
+            if here(self):
                 return clone(self)
             return paddle.assign(self)
 
         @paddle.jit.not_to_static
         def detach_here(self: Any) -> Any:
-            if self.block.idx == self.block.program.current_block_idx:
+            if here(self):
                 return detach(self)
             copy = paddle.assign(self)
             copy.stop_gradient = True
             return copy
 
-        with swapped(Variable, "clone", clone_here), swapped(Variable, "detach", detach_here):
+        with swapped(Variable, "clone", clone_here), swapped(Variable, "detach", detach_here), \
+                swapped(Variable, "T", property(transposed_here)), swapped(Variable, "size", size_here):
             yield
 
     @staticmethod

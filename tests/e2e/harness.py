@@ -242,11 +242,11 @@ def run_jit_save(module: Any, state: Dict[str, np.ndarray]) -> List[Result]:
         from_predictor = Result(
             [predictor.get_output_handle(n).copy_to_cpu() for n in predictor.get_output_names()], {}
         )
-        program_ops = _saved_pylayer_ops(prefix)
+        program_ops = saved_pylayer_ops(prefix)
     return [from_load, from_predictor._replace(pylayer_ops=program_ops)]
 
 
-def _saved_pylayer_ops(prefix: str) -> int:
+def saved_pylayer_ops(prefix: str) -> int:
     """pylayer ops in the exported inference program."""
     paddle.enable_static()
     try:
