@@ -277,20 +277,30 @@ def _keep_sub_block_variables(program: Any, normalized: Any) -> None:
 
 def _why_kept(global_block: Any, op: Any) -> str:
     """Why pylayer op `op` of `global_block` cannot be inlined, or '' if it can."""
+    # [forward, backward]; `normalize_program` drops the backward block of the global
+    # block's pylayer ops only, so a nested one moved here still has it: an export runs
+    # forward alone.
     ids = op._blocks_attr_ids("blocks")
-    if len(ids) != 1:
-        return f"{len(ids)} blocks (the backward one was not dropped)"
+    if not ids:
+        return "no forward block"
     body = global_block.program.block(ids[0])
     if body.parent_idx != global_block.idx:
         return "its block is not a child of the global block"
-    for inner in body.ops:
-        for name in inner.attr_names:
-            if inner.attr_type(name) in (core.AttrType.BLOCK, core.AttrType.BLOCKS):
-                return f"its block holds a {inner.type} op with blocks of its own"
     for name in body.vars:
         if global_block.has_var(name):
             return f"its block's variable {name} is also a global one"
     return ""
+
+
+def _child_blocks(program: Any, op: Any) -> List[Any]:
+    """The blocks op's attributes hold (a conditional_block's, a while's, a pylayer's)."""
+    blocks = []
+    for name in op.attr_names:
+        if op.attr_type(name) == core.AttrType.BLOCK:
+            blocks.append(program.block(op._block_attr_id(name)))
+        elif op.attr_type(name) == core.AttrType.BLOCKS:
+            blocks.extend(program.block(i) for i in op._blocks_attr_ids(name))
+    return blocks
 
 
 def _inline(global_block: Any, index: int) -> bool:
@@ -309,6 +319,10 @@ def _inline(global_block: Any, index: int) -> bool:
         desc = global_block.desc._insert_op(index + offset)
         desc.copy_from(inner.desc)
         global_block.ops.insert(index + offset, Operator(global_block, desc))
+        for child in _child_blocks(global_block.program, inner):
+            # Control flow or a nested pylayer op: its blocks now find the variables they
+            # read from outside through the global block, where the body's are cloned.
+            child.desc.set_parent_idx(global_block.idx)
     moved = len(body.ops)
     global_block._remove_op(index + moved)
     for name in scopes:
@@ -329,8 +343,9 @@ def inline_pylayers(program: Any) -> int:
     constant folding runs a pylayer op whose inputs are all parameters without its block:
     "The Variable type must be std::vector<Scope*>"). Its forward block's ops read the op's
     inputs and write its outputs by name, so in the global block they compute the same.
-    Kept (debug log): an op whose block holds ops with blocks of their own, which would then
-    find their variables through an emptied parent, or declares a name the global block has.
+    An op of the block with blocks of its own (control flow, a nested pylayer op, inlined in
+    turn) moves with them, reparented to the global block. Kept (debug log): an op whose block
+    declares a name the global block has.
     """
     block = program.global_block()
     count = index = 0

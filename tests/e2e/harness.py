@@ -372,9 +372,7 @@ def check_mode(module: Any, original: Any, mode: str, state: Dict[str, np.ndarra
         loaded, predicted = run_jit_save(module, state)
         assert_same(loaded, expected, with_grads=False, tol=tol)
         assert_same(predicted, expected, with_grads=False, tol=tol)
-        # The legacy IR keeps a pylayer op whose block holds control flow (legacy.py `_why_kept`).
-        if PIR or not getattr(original, "LEGACY_EXPORT_KEEPS_PYLAYER_OPS", False):
-            assert predicted.pylayer_ops == 0, f"the saved inference program holds {predicted.pylayer_ops} pylayer op(s)"
+        assert predicted.pylayer_ops == 0, f"the saved inference program holds {predicted.pylayer_ops} pylayer op(s)"
     elif mode == "train":
         steps = getattr(original, "STEPS", 3)
         rtol, atol = tol

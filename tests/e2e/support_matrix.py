@@ -429,7 +429,7 @@ case links to its test.
   training), for inference programs, in the executor's copy of a static program and in
   `jit.save`/`save_inference_model` exports, each pylayer op is replaced by its sub-block's ops
   and its saved-tensor pipe by the saved values (PIR: `inline.py`; the 2.6.2 legacy IR, exports
-  only: `legacy.py`, which keeps an op whose block holds control flow or another pylayer op).
+  only: `legacy.py`, control flow and nested pylayer ops included).
   So the predictor's passes see ordinary ops, and the quantizer cases run without deleting
   `constant_folding_pass`. Consequences: a PIR export loaded with `paddle.jit.load` cannot be
   trained (its custom backward is not in the file): doing so raises `PyLayerContractError`
