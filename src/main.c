@@ -18,6 +18,7 @@
 #include "project.h"
 #include "report.h"
 #include "rules.h"
+#include "settings.h"
 #include "transpile.h"
 #include "tree.h"
 #include "version.h"
@@ -138,44 +139,23 @@ static char *main__config_start(const P2sOptions *opts, bool tree_mode)
     return slash ? p2s_strndup(opts->input, (size_t)(slash - opts->input) + (slash == opts->input)) : p2s_strdup(".");
 }
 
-/* Reads [tool.pylayer2static] and merges it under the command line: config rules load first,
- * --select replaces the config's select and ignore, --ignore, --warn and --exclude add up, -j
- * wins. */
-static int main__load_config(P2sOptions *opts, bool tree_mode, P2sConfig *config)
+/* The configuration, merged under the command line (settings.h), and the rules; --exclude
+ * adds up with the configuration's exclude, -j wins over its jobs. With --version no
+ * configuration is read. */
+static int main__load_settings(P2sOptions *opts, P2sConfig *config, P2sRules *rules)
 {
-    memset(config, 0, sizeof *config);
-    if (opts->no_config)
-        return 0;
-    char *start = main__config_start(opts, tree_mode);
-    char *path = opts->config ? p2s_strdup(opts->config) : p2s_config_discover(start);
-    p2s_free(start);
-    if (!path)
-        return 0;
+    char *path = NULL;
+    if (!opts->version) {
+        char *start = main__config_start(opts, main__is_dir(opts->input));
+        path = p2s_settings_config_path(&opts->settings, start);
+        p2s_free(start);
+    }
     P2sStrbuf err;
     p2s_strbuf_init(&err);
-    int rc = p2s_config_load(path, config, &err);
+    int rc = p2s_settings_load(&opts->settings, path, config, rules, &err);
     if (rc < 0) {
         fprintf(stderr, "%s\n", err.buf);
     } else {
-        P2sStringList rules = {0};
-        for (size_t i = 0; i < config->rules.size; i++)
-            array_push(&rules, (const char *)config->rules.contents[i]);
-        for (size_t i = 0; i < opts->rules_files.size; i++)
-            array_push(&rules, opts->rules_files.contents[i]);
-        array_delete(&opts->rules_files);
-        opts->rules_files = rules;
-        /* --select on the command line replaces the configuration's whole selection. */
-        for (size_t i = 0; !opts->select_given && i < config->select.size; i++)
-            array_push(&opts->select, (const char *)config->select.contents[i]);
-        for (size_t i = 0; !opts->select_given && i < config->ignore.size; i++)
-            array_push(&opts->ignore, (const char *)config->ignore.contents[i]);
-        P2sStringList warn = {0};
-        for (size_t i = 0; i < config->warn.size; i++)
-            array_push(&warn, (const char *)config->warn.contents[i]);
-        for (size_t i = 0; i < opts->warn.size; i++)
-            array_push(&warn, opts->warn.contents[i]);
-        array_delete(&opts->warn);
-        opts->warn = warn;
         for (size_t i = 0; i < config->exclude.size; i++)
             array_push(&opts->excludes, (const char *)config->exclude.contents[i]);
         if (!opts->jobs)
@@ -183,43 +163,6 @@ static int main__load_config(P2sOptions *opts, bool tree_mode, P2sConfig *config
     }
     p2s_strbuf_release(&err);
     p2s_free(path);
-    return rc;
-}
-
-/* Applies each list of comma-separated selectors; -1 with a reason on an unknown one. */
-static int main__select(P2sRules *rules, const P2sStringList *list, P2sRulesSelection what, P2sStrbuf *err)
-{
-    static const char *const option[] = {"--select", "--ignore", "--warn"};
-    for (size_t i = 0; i < list->size; i++) {
-        P2sStrbuf why;
-        p2s_strbuf_init(&why);
-        int rc = p2s_rules_apply_selectors(rules, what, list->contents[i], &why);
-        if (rc < 0)
-            p2s_strbuf_addf(err, "pylayer2static: error: %s: %s", option[what], why.buf);
-        p2s_strbuf_release(&why);
-        if (rc < 0)
-            return -1;
-    }
-    return 0;
-}
-
-static int main__load_rules(const P2sOptions *opts, P2sRules *rules)
-{
-    P2sStrbuf err;
-    p2s_strbuf_init(&err);
-    int rc = 0;
-    if (p2s_rules_load_default(rules, &err) < 0)
-        rc = -1;
-    for (size_t i = 0; rc == 0 && i < opts->rules_files.size; i++)
-        if (p2s_rules_load_file(rules, opts->rules_files.contents[i], &err) < 0)
-            rc = -1;
-    if (rc == 0 && (main__select(rules, &opts->select, P2S_RULES_SELECT, &err) < 0 ||
-                    main__select(rules, &opts->ignore, P2S_RULES_IGNORE, &err) < 0 ||
-                    main__select(rules, &opts->warn, P2S_RULES_WARN, &err) < 0))
-        rc = -1;
-    if (rc < 0)
-        fprintf(stderr, "%s\n", err.buf);
-    p2s_strbuf_release(&err);
     return rc;
 }
 
@@ -348,11 +291,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < opts.inputs.size && !opts.version; i++)
         if (p2s_cli_validate(&opts, main__is_dir(opts.inputs.contents[i]), &err) < 0)
             goto usage;
-    if (!opts.version && main__load_config(&opts, main__is_dir(opts.input), &config) < 0) {
-        code = P2S_EXIT_USAGE;
-        goto done;
-    }
-    if (main__load_rules(&opts, &rules) < 0) {
+    if (main__load_settings(&opts, &config, &rules) < 0) {
         code = P2S_EXIT_USAGE;
         goto done;
     }
