@@ -1310,12 +1310,7 @@ size_t p2s_check(const P2sSource *src, P2sFindings *found,
     check__sort(&local);
     p2s_suppress_filter(&local, 0, src, rules);
     size_t errors = local.errors;
-    for (size_t i = 0; i < local.items.size; i++) {
-        array_push(&sink->items, local.items.contents[i]);
-        if (local.items.contents[i].severity == P2S_ERROR)
-            sink->errors++;
-    }
-    array_delete(&local.items);
+    p2s_diag_sink_move(sink, &local);
     array_delete(&ck.emitted);
     array_delete(&ck.subclassed);
     array_delete(&ck.applied);
