@@ -139,33 +139,6 @@ static char *main__config_start(const P2sOptions *opts, bool tree_mode)
     return slash ? p2s_strndup(opts->input, (size_t)(slash - opts->input) + (slash == opts->input)) : p2s_strdup(".");
 }
 
-/* The configuration, merged under the command line (settings.h), and the rules; --exclude
- * adds up with the configuration's exclude, -j wins over its jobs. With --version no
- * configuration is read. */
-static int main__load_settings(P2sOptions *opts, P2sConfig *config, P2sRules *rules)
-{
-    char *path = NULL;
-    if (!opts->version) {
-        char *start = main__config_start(opts, main__is_dir(opts->input));
-        path = p2s_settings_config_path(&opts->settings, start);
-        p2s_free(start);
-    }
-    P2sStrbuf err;
-    p2s_strbuf_init(&err);
-    int rc = p2s_settings_load(&opts->settings, path, config, rules, &err);
-    if (rc < 0) {
-        fprintf(stderr, "%s\n", err.buf);
-    } else {
-        for (size_t i = 0; i < config->exclude.size; i++)
-            array_push(&opts->excludes, (const char *)config->exclude.contents[i]);
-        if (!opts->jobs)
-            opts->jobs = config->jobs;
-    }
-    p2s_strbuf_release(&err);
-    p2s_free(path);
-    return rc;
-}
-
 static int main__run_file(const P2sOptions *opts, const P2sRules *rules, const P2sProject *project,
                           P2sReport *report)
 {
@@ -256,12 +229,85 @@ done:
     return code;
 }
 
+/* A configuration file (NULL: none) and the rules merged from it and the command line
+ * (settings.h). Each input is run with those of its own project. */
+typedef struct {
+    char *path;
+    P2sConfig config;
+    P2sRules rules;
+} MainSettings;
+
+typedef Array(MainSettings *) MainSettingsList;
+
+static void main__settings_release(MainSettingsList *list)
+{
+    for (size_t i = 0; i < list->size; i++) {
+        p2s_free(list->contents[i]->path);
+        p2s_config_release(&list->contents[i]->config);
+        p2s_rules_release(&list->contents[i]->rules);
+        p2s_free(list->contents[i]);
+    }
+    array_delete(list);
+}
+
+/* The settings read from path, loaded the first time a path is asked for; NULL (the reason
+ * printed) when they cannot be read. */
+static const MainSettings *main__settings_for(const P2sOptions *opts, MainSettingsList *list, const char *path)
+{
+    for (size_t i = 0; i < list->size; i++) {
+        const char *loaded = list->contents[i]->path;
+        if ((!loaded && !path) || (loaded && path && strcmp(loaded, path) == 0))
+            return list->contents[i];
+    }
+    MainSettings *s = p2s_calloc(1, sizeof *s);
+    s->path = path ? p2s_strdup(path) : NULL;
+    array_push(list, s);
+    P2sStrbuf err;
+    p2s_strbuf_init(&err);
+    int rc = p2s_settings_load(&opts->settings, path, &s->config, &s->rules, &err);
+    if (rc < 0)
+        fprintf(stderr, "%s\n", err.buf);
+    p2s_strbuf_release(&err);
+    return rc < 0 ? NULL : s;
+}
+
+/* The configuration file of opts->input: the one of its directory (of the cwd for stdin). */
+static char *main__config_path(const P2sOptions *opts)
+{
+    char *start = main__config_start(opts, main__is_dir(opts->input));
+    char *path = p2s_settings_config_path(&opts->settings, start);
+    p2s_free(start);
+    return path;
+}
+
+/* Runs opts->input with the settings and project of its own: --exclude adds up with the
+ * configuration's exclude, -j wins over its jobs. */
+static int main__run_input(P2sOptions *opts, const MainSettings *settings, P2sReport *report)
+{
+    size_t excludes = opts->excludes.size;
+    unsigned jobs = opts->jobs;
+    for (size_t i = 0; i < settings->config.exclude.size; i++)
+        array_push(&opts->excludes, (const char *)settings->config.exclude.contents[i]);
+    if (!opts->jobs)
+        opts->jobs = settings->config.jobs;
+    bool tree_mode = main__is_dir(opts->input);
+    char *start = main__config_start(opts, tree_mode);
+    P2sProject project;
+    p2s_project_init(&project, start, &settings->config);
+    p2s_free(start);
+    int code = tree_mode ? p2s_tree_run(opts, &settings->rules, &project, report)
+                         : main__run_file(opts, &settings->rules, &project, report);
+    p2s_project_release(&project);
+    opts->excludes.size = excludes;
+    opts->jobs = jobs;
+    return code;
+}
+
 int main(int argc, char **argv)
 {
     P2sOptions opts;
-    P2sConfig config = {0};
-    P2sProject project = {0};
-    P2sRules rules = {0};
+    MainSettingsList settings = {0};
+    Array(const MainSettings *) settings_of = {0};  /* per input */
     P2sStrbuf err;
     int code = P2S_EXIT_OK;
 
@@ -291,24 +337,31 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < opts.inputs.size && !opts.version; i++)
         if (p2s_cli_validate(&opts, main__is_dir(opts.inputs.contents[i]), &err) < 0)
             goto usage;
-    if (main__load_settings(&opts, &config, &rules) < 0) {
-        code = P2S_EXIT_USAGE;
+    if (opts.version) {   /* the rules of the command line alone: no input, no configuration */
+        const MainSettings *plain = main__settings_for(&opts, &settings, NULL);
+        if (plain)
+            main__version(&plain->rules);
+        code = plain ? P2S_EXIT_OK : P2S_EXIT_USAGE;
         goto done;
     }
-    if (opts.version) {
-        main__version(&rules);
-        goto done;
+    /* Every input's configuration is read before anything runs: a broken one is a usage error
+     * with nothing written. */
+    for (size_t i = 0; i < opts.inputs.size; i++) {
+        opts.input = opts.inputs.contents[i];
+        char *path = main__config_path(&opts);
+        const MainSettings *one = main__settings_for(&opts, &settings, path);
+        p2s_free(path);
+        if (!one) {
+            code = P2S_EXIT_USAGE;
+            goto done;
+        }
+        array_push(&settings_of, one);
     }
     P2sReport report;
-    char *start = main__config_start(&opts, main__is_dir(opts.input));
-    p2s_project_init(&project, start, &config);
-    p2s_free(start);
     p2s_report_init(&report, opts.format, main__use_color(&opts), opts.quiet, opts.lint ? stdout : stderr);
     for (size_t i = 0; i < opts.inputs.size; i++) {
         opts.input = opts.inputs.contents[i];
-        int one = main__is_dir(opts.input) ? p2s_tree_run(&opts, &rules, &project, &report)
-                                            : main__run_file(&opts, &rules, &project, &report);
-        code = main__worse(code, one);
+        code = main__worse(code, main__run_input(&opts, settings_of.contents[i], &report));
     }
     p2s_report_finish(&report);
     goto done;
@@ -316,9 +369,8 @@ usage:
     fprintf(stderr, "pylayer2static: error: %s\nTry 'pylayer2static --help' for more information.\n", err.buf);
     code = P2S_EXIT_USAGE;
 done:
-    p2s_project_release(&project);
-    p2s_rules_release(&rules);
-    p2s_config_release(&config);
+    array_delete(&settings_of);
+    main__settings_release(&settings);
     p2s_cli_release(&opts);
     p2s_strbuf_release(&err);
     if (fflush(stdout) != 0 && code == P2S_EXIT_OK)
