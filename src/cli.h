@@ -1,4 +1,4 @@
-/* cli.h — the command line: options, usage text, exit codes (DESIGN.md's CLI contract). */
+/* cli.h — the command line: options, usage text, exit codes (docs/DESIGN.md's CLI contract). */
 #ifndef P2S_CLI_H
 #define P2S_CLI_H
 
