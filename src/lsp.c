@@ -954,6 +954,7 @@ P2sLsp *p2s_lsp_new(const P2sLspOptions *opts)
 {
     P2sLsp *s = p2s_calloc(1, sizeof *s);
     s->opts = *opts;
+    s->settings.no_config = !opts->file_system;  /* until the client's settings are read */
     p2s_rpc_framer_init(&s->framer);
     p2s_strbuf_init(&s->out);
     return s;
