@@ -1263,15 +1263,36 @@ static void check__dynamic_site(Checker *ck, P2sApplySite *site, size_t escaping
 
 /* Source order, so the report reads top to bottom; stable, so one line's diagnostics keep the
  * order the checks produced them in. */
-static void check__sort(P2sDiagSink *sink)
+/* Where a diagnostic sorts: at its start, but a class's P2S301 at the class's end, so the note
+ * follows the findings in the class that caused it. */
+static size_t check__sort_key(const Checker *ck, const P2sDiag *d)
 {
+    if (strcmp(d->code, "P2S301") != 0)
+        return d->span.start;
+    for (size_t i = 0; i < ck->found->classes.size; i++) {
+        const P2sPyLayerClass *cls = &ck->found->classes.contents[i];
+        if (cls->name.start == d->span.start)
+            return ts_node_end_byte(cls->node);
+    }
+    return d->span.start;
+}
+
+static void check__sort(const Checker *ck, P2sDiagSink *sink)
+{
+    size_t *keys = p2s_calloc(sink->items.size + 1, sizeof *keys);
+    for (size_t i = 0; i < sink->items.size; i++)
+        keys[i] = check__sort_key(ck, &sink->items.contents[i]);
     for (size_t i = 1; i < sink->items.size; i++) {
         P2sDiag d = sink->items.contents[i];
-        size_t k = i;
-        for (; k > 0 && sink->items.contents[k - 1].span.start > d.span.start; k--)
+        size_t key = keys[i], k = i;
+        for (; k > 0 && keys[k - 1] > key; k--) {
             sink->items.contents[k] = sink->items.contents[k - 1];
+            keys[k] = keys[k - 1];
+        }
         sink->items.contents[k] = d;
+        keys[k] = key;
     }
+    p2s_free(keys);
 }
 
 size_t p2s_check(const P2sSource *src, P2sFindings *found,
@@ -1307,15 +1328,10 @@ size_t p2s_check(const P2sSource *src, P2sFindings *found,
         else
             check__site(&ck, site);
     }
-    check__sort(&local);
+    check__sort(&ck, &local);
     p2s_suppress_filter(&local, 0, src, rules);
     size_t errors = local.errors;
-    for (size_t i = 0; i < local.items.size; i++) {
-        array_push(&sink->items, local.items.contents[i]);
-        if (local.items.contents[i].severity == P2S_ERROR)
-            sink->errors++;
-    }
-    array_delete(&local.items);
+    p2s_diag_sink_move(sink, &local);
     array_delete(&ck.emitted);
     array_delete(&ck.subclassed);
     array_delete(&ck.applied);

@@ -264,14 +264,14 @@ static bool plan__transpiles_any(const P2sFindings *found)
     return false;
 }
 
-int p2s_plan_build(const P2sSource *src, const P2sFindings *found, const P2sRules *rules,
-                   bool with_tail, P2sDiagSink *sink, P2sPlan *out)
+P2sPlanStatus p2s_plan_build(const P2sSource *src, const P2sFindings *found, const P2sRules *rules,
+                             bool with_tail, P2sDiagSink *sink, P2sPlan *out)
 {
     P2sPlan plan;
     p2s_plan_init(&plan);
     if (found->already_transpiled || !plan__transpiles_any(found)) {
         *out = plan;
-        return 0;
+        return P2S_PLAN_MADE;
     }
     const char *eol = plan__line_ending(src);
     for (size_t i = 0; i < found->sites.size; i++)
@@ -279,7 +279,7 @@ int p2s_plan_build(const P2sSource *src, const P2sFindings *found, const P2sRule
             plan__add_site(&plan, &found->sites.contents[i]);
     if (plan__add_runtime_import(&plan, src, found, rules, eol, sink) < 0) {
         p2s_plan_release(&plan);
-        return -1;
+        return P2S_PLAN_NOT_PYTHON;
     }
     if (!with_tail)
         goto finish;
@@ -296,8 +296,8 @@ int p2s_plan_build(const P2sSource *src, const P2sFindings *found, const P2sRule
 finish:
     if (p2s_plan_finish(&plan, sink) < 0) {
         p2s_plan_release(&plan);
-        return -1;
+        return P2S_PLAN_INTERNAL_ERROR;
     }
     *out = plan;
-    return 0;
+    return P2S_PLAN_MADE;
 }

@@ -401,6 +401,24 @@ printf '[tool.pylayer2static]\nsrc = ["lib"]\nexclude = ["lib/pkg/layers.py"]\n'
 expect_rc "an excluded sibling is not read" 0 sh -c "cd '$work/proj_cfg' && '$bin' --list lib/pkg/model.py"
 [ ! -s "$work/stdout" ]
 check "exclude applies to the siblings a file reaches, as to tree mode's walk" $?
+# a file list spanning two projects: each file is run with its own project's configuration and
+# import roots (the namespace packages below are found through `src` only), whatever the order
+multi="$work/multi"
+for p in a b; do
+    mkdir -p "$multi/$p/lib/ns$p"
+    cp "$work/proj_orig/src/pkg/layers.py" "$multi/$p/lib/ns$p/layers.py"
+    printf 'from ns%s.layers import Q\n\n\ndef f(x):\n    return Q.apply(x)\n' "$p" > "$multi/$p/lib/ns$p/use.py"
+    printf 'from paddle.autograd import PyLayer\n\n\ndef g(layer_cls, x):\n    return layer_cls.apply(x)\n' > "$multi/$p/lib/ns$p/dyn.py"
+done
+printf '[tool.pylayer2static]\nsrc = ["lib"]\n' > "$multi/a/pyproject.toml"
+printf '[tool.pylayer2static]\nsrc = ["lib"]\nignore = ["P2S300"]\n' > "$multi/b/pyproject.toml"
+expect_rc "--list over files of two projects" 0 sh -c "cd '$multi' && '$bin' --list b/lib/nsb/use.py a/lib/nsa/use.py"
+[ "$(cat "$work/stdout")" = "b/lib/nsb/use.py:5:12 apply Q
+a/lib/nsa/use.py:5:12 apply Q" ]
+check "each file of a list resolves through its own project's import roots (got $(head -c 200 "$work/stdout"))" $?
+expect_rc "--lint over files of two projects" 0 sh -c "cd '$multi' && '$bin' --lint a/lib/nsa/dyn.py b/lib/nsb/dyn.py"
+grep -q "^a/lib/nsa/dyn.py:5:12: note\[P2S300\]" "$work/stdout" && ! grep -q "nsb" "$work/stdout"
+check "each file of a list is checked with its own project's configuration" $?
 
 # a class that breaks its contract after it was transpiled: its calls come back as written
 sed -i '/@staticmethod/{N;s/    @staticmethod\n    def backward/    def backward/}' "$proj/src/pkg/layers.py"
