@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "array.h"
+#include "externals.h"
 #include "find.h"
 #include "nameset.h"
 #include "project.h"
@@ -26,6 +27,8 @@ typedef struct {
     char *module;               /* dotted name */
     bool is_package;
     P2sStrings exports;         /* module-level PyLayer names (own and re-exported) */
+    P2sStrings export_targets;  /* per export: what it re-exports (qualified), or "" */
+    P2sSignatures export_signatures;  /* per export: its forward's signature, or NULL */
     P2sNameSet misses;
 } P2sWsModule;
 
@@ -35,7 +38,7 @@ typedef struct {
     P2sProject project;         /* import roots: modules below one are named from it */
     P2sStrings excludes;        /* the folder's configured `exclude`, as tree mode applies it */
     Array(P2sWsModule) modules; /* in path order */
-    P2sNameSet external;        /* qualified names of every exported PyLayer */
+    P2sExternals external;      /* every exported PyLayer, with its forward's signature */
     P2sNameSet summary_of;      /* qualified class name -> index in summaries */
     P2sNameSet summary_by_name; /* bare class name -> index (first in path order) */
     P2sStrings summaries;       /* hover text (Markdown) of each PyLayer class */
