@@ -709,12 +709,18 @@ static bool check__one_value(const Checker *ck, const Method *f, TSNode value)
            check__is_tensor_name(ck, f, left) || check__is_tensor_name(ck, f, right);
 }
 
-/* forward: the most outputs any return can have (CHECK_UNKNOWN unless every return is a
- * literal or one value), and the fewest certain Tensor outputs over all returns. */
-static void check__forward_outputs(const Checker *ck, const Method *f, size_t *at_most, size_t *at_least)
+/* What forward's returns say of its outputs: the most any return can have (CHECK_UNKNOWN
+ * unless every return is a literal or one value), the fewest certain Tensor outputs over all
+ * returns, and the count when every return has the same one (the hover's "returns N"). */
+typedef struct {
+    size_t at_most, at_least, exactly;
+} ForwardOutputs;
+
+static ForwardOutputs check__forward_outputs(const Checker *ck, const Method *f)
 {
-    *at_most = f->returns.size && !f->generator ? 0 : CHECK_UNKNOWN;
-    *at_least = f->returns.size && !f->generator ? CHECK_UNKNOWN : 0;
+    bool known = f->returns.size && !f->generator;
+    ForwardOutputs out = {known ? 0 : CHECK_UNKNOWN, known ? CHECK_UNKNOWN : 0, CHECK_UNKNOWN};
+    size_t *at_most = &out.at_most, *at_least = &out.at_least;
     for (size_t i = 0; i < f->returns.size && !f->generator; i++) {
         TSNode value = ts_node_named_child(f->returns.contents[i], 0);
         NodeList elems = {0};
@@ -734,7 +740,9 @@ static void check__forward_outputs(const Checker *ck, const Method *f, size_t *a
             *at_most = most;
         if (least < *at_least)
             *at_least = least;
+        out.exactly = i == 0 || most == out.exactly ? most : CHECK_UNKNOWN;
     }
+    return out;
 }
 
 /* backward: the fewest values any return gives, or CHECK_UNKNOWN when some return's count is
@@ -775,7 +783,8 @@ static size_t check__forward_inputs(const P2sSignature *sig)
 }
 
 /* P2S105 / P2S106. */
-static void check__counts(Checker *ck, const Method *f, const Method *b, const P2sSignature *sig, const char *cls_name)
+static void check__counts(Checker *ck, const Method *f, const Method *b, const P2sSignature *sig,
+                          const ForwardOutputs *outputs, const char *cls_name)
 {
     if (!p2s_node_present(f->def) || !p2s_node_present(b->def) || !p2s_node_present(b->ctx) ||
         !p2s_node_present(f->ctx))
@@ -794,8 +803,7 @@ static void check__counts(Checker *ck, const Method *f, const Method *b, const P
         accepted++;
         required += !check__param_has_default(p);
     }
-    size_t at_most, at_least;
-    check__forward_outputs(ck, f, &at_most, &at_least);
+    size_t at_most = outputs->at_most, at_least = outputs->at_least;
     char given[48], expected[48];
     P2sSpan span = p2s_node_span(p2s_child(b->def, P2S_FIELD_PARAMETERS));
     if (at_most != CHECK_UNKNOWN && required > at_most) {
@@ -935,7 +943,9 @@ static void check__pylayer(Checker *ck, size_t index)
     const Method *b = check__method(ck, index, P2S_IN_BACKWARD);
     check__signature(ck, index, f, name.buf);
     check__signature(ck, index, b, name.buf);
-    check__counts(ck, f, b, check__class(ck, index)->signature, name.buf);
+    ForwardOutputs outputs = check__forward_outputs(ck, f);
+    ck->found->classes.contents[index].forward_outputs = outputs.exactly;
+    check__counts(ck, f, b, check__class(ck, index)->signature, &outputs, name.buf);
     check__ctx_calls(ck, f, b, name.buf);
     check__hazards(ck, f);
     check__hazards(ck, b);

@@ -334,6 +334,7 @@ static void find__enter_class(Finder *f, Frames *frames)
     TSNode node = self->node;
     size_t outer = find__current_scope(f);
     P2sPyLayerClass cls = {0};
+    cls.forward_outputs = P2S_COUNT_UNKNOWN;
     TSNode name = p2s_child(node, P2S_FIELD_NAME);
     cls.node = node;
     cls.name = p2s_node_span(name);

@@ -29,12 +29,16 @@ typedef struct {
     size_t backward_owner;    /* likewise for backward */
     bool forward_plain;       /* forward's only decorator is @staticmethod */
     P2sSignature *signature;  /* forward's, read once here (owned); NULL when no forward */
+    size_t forward_outputs;   /* how many values forward returns when every return agrees
+                                 (counted by check.c); P2S_COUNT_UNKNOWN otherwise */
     bool builder;             /* gets a generated static builder (see find.c for the conditions) */
     bool as_written;          /* left as written, sites and all: its contract cannot be trusted
                                  (an error of its own or of a base; set by check.c, and by
                                  find.c for a base of another module left as written) */
     P2sSpan as_written_base;  /* that other module's base; empty otherwise */
 } P2sPyLayerClass;
+
+#define P2S_COUNT_UNKNOWN SIZE_MAX
 
 /* class_index of a site whose class is not one of this file's. */
 #define P2S_SITE_EXTERNAL SIZE_MAX          /* a PyLayer another module of the tree defines */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "config.h"
 #include "lsp_features.h"
 #include "project.h"
@@ -168,6 +169,13 @@ static void ws__analyze(P2sWorkspace *self, P2sWsModule *m, const P2sRules *rule
             memset(&unit.found.export_targets, 0, sizeof unit.found.export_targets);
             memset(&unit.found.export_signatures, 0, sizeof unit.found.export_signatures);
             memset(&unit.found.misses, 0, sizeof unit.found.misses);
+            if (unit.found.pylayer_count > 0) {
+                /* what the summaries say of outputs and classes left as written is check's */
+                P2sDiagSink scratch;
+                p2s_diag_sink_init(&scratch);
+                p2s_check(&src, &unit.found, rules, &scratch);
+                p2s_diag_sink_release(&scratch);
+            }
             ws__summaries(self, m, &src, &unit.found);
         }
         p2s_unit_release(&unit);
