@@ -230,23 +230,6 @@ static void check__emit(Checker *ck, const char *code, P2sSpan span, const char 
     *ck->owner = *ck->owner || e.leaves;
 }
 
-/* The text of a node with every run of whitespace made one space (signatures span lines). */
-static void check__flat_text(const Checker *ck, TSNode node, P2sStrbuf *out)
-{
-    bool space = false;
-    for (uint32_t i = ts_node_start_byte(node), end = ts_node_end_byte(node); i < end; i++) {
-        char c = ck->src->bytes[i];
-        if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\\') {
-            space = true;
-            continue;
-        }
-        if (space && out->len > 0 && out->buf[out->len - 1] != '(' && c != ')')
-            p2s_strbuf_addch(out, ' ');
-        space = false;
-        p2s_strbuf_addch(out, c);
-    }
-}
-
 /* ---- classes ---- */
 
 static const P2sPyLayerClass *check__class(const Checker *ck, size_t index)
@@ -959,7 +942,7 @@ static void check__pylayer(Checker *ck, size_t index)
 static void check__site_class_name(const Checker *ck, const P2sApplySite *site, P2sStrbuf *out)
 {
     if (site->class_index == P2S_SITE_EXTERNAL)
-        check__flat_text(ck, p2s_child(site->attribute, P2S_FIELD_OBJECT), out);
+        p2s_node_flat_text(ck->src, p2s_child(site->attribute, P2S_FIELD_OBJECT), out);
     else
         check__class_name(ck, site->class_index, out);
 }
@@ -1023,7 +1006,7 @@ static void check__site(Checker *ck, P2sApplySite *site)
             continue;
         TSNode key = p2s_child(arg->argument, P2S_FIELD_NAME);
         p2s_strbuf_reset(&text);
-        check__flat_text(ck, key, &text);
+        p2s_node_flat_text(ck->src, key, &text);
         check__site_texts(ck, site, &name, &accepted);
         const char *kv[] = {"class", name.buf, "name", text.buf, "accepted", accepted.buf};
         if (arg->kind == P2S_BOUND_NO_KEYWORD)
@@ -1183,7 +1166,7 @@ static void check__dynamic_site(Checker *ck, P2sApplySite *site, size_t escaping
     P2sStrbuf object, name;
     p2s_strbuf_init(&object);
     p2s_strbuf_init(&name);
-    check__flat_text(ck, p2s_child(site->attribute, P2S_FIELD_OBJECT), &object);
+    p2s_node_flat_text(ck->src, p2s_child(site->attribute, P2S_FIELD_OBJECT), &object);
     ck->owner = &site->as_written;
     if (escaping == SIZE_MAX) {
         const char *kv[] = {"object", object.buf};

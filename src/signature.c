@@ -11,29 +11,17 @@
 #include "parse.h"
 #include "strbuf.h"
 
-/* Appends node's text with every run of whitespace (and line continuation) made one space, as
- * diagnostics quote a signature; *name_at receives where name's text lands (name lies in node,
- * is one token, or is a null node). */
-static void signature__flat(const P2sSource *src, TSNode node, TSNode name, P2sStrbuf *out, P2sSpan *name_at)
+/* Appends p's text as diagnostics quote it (p2s_node_flat_text); *name_at receives where its
+ * name lands: after any `*` / `**` and the space flattening leaves after them. */
+static void signature__flat(const P2sSource *src, TSNode p, TSNode name, P2sStrbuf *out, P2sSpan *name_at)
 {
-    size_t name_start = !ts_node_is_null(name) ? ts_node_start_byte(name) : SIZE_MAX;
-    size_t name_end = !ts_node_is_null(name) ? ts_node_end_byte(name) : SIZE_MAX;
-    bool space = false;
-    for (size_t i = ts_node_start_byte(node), end = ts_node_end_byte(node); i < end && i < src->len; i++) {
-        char c = src->bytes[i];
-        if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\\') {
-            space = true;
-            continue;
-        }
-        if (space && out->len > 0 && out->buf[out->len - 1] != '(' && c != ')')
-            p2s_strbuf_addch(out, ' ');
-        space = false;
-        if (i == name_start)
-            name_at->start = out->len;
-        p2s_strbuf_addch(out, c);
-        if (i + 1 == name_end)
-            name_at->end = out->len;
-    }
+    size_t at = out->len;
+    p2s_node_flat_text(src, p, out);
+    if (ts_node_is_null(name))
+        return;
+    while (at < out->len && (out->buf[at] == '*' || out->buf[at] == ' '))
+        at++;
+    *name_at = p2s_span(at, at + (ts_node_end_byte(name) - ts_node_start_byte(name)));
 }
 
 /* What one node of a parameters list declares: its kind, default and name node (null for the

@@ -94,6 +94,7 @@ static const SignatureCase signature_cases[] = {
      "*xs, mode='a', **kw"},
     {"annotated_splats", "ctx, *xs: Tensor, **kw: int", STATIC, "*xs, **kw", "ctx", true, "*xs: Tensor, **kw: int"},
     {"whitespace_and_lines_flattened", "ctx,\n        x ,\n        k = 2", STATIC, "x, k=", "ctx", true, "x, k = 2"},
+    {"spaced_stars_keep_their_names", "ctx, * xs, ** kw", STATIC, "*xs, **kw", "ctx", true, "* xs, ** kw"},
     {"comment_between_parameters", "ctx,  # the context\n        x", STATIC, "x", "ctx", true, "x"},
     {"annotated_ctx_still_receives_ctx", "ctx: object, x", STATIC, "x", "ctx", true, "x"},
     {"ctx_alone", "ctx", STATIC, "", "ctx", true, ""},
