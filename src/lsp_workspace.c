@@ -95,6 +95,18 @@ P2sWsModule *p2s_workspace_module(P2sWorkspace *self, const char *path)
     return NULL;
 }
 
+bool p2s_workspace_exports_current(const P2sWsModule *m, const P2sFindings *found)
+{
+    size_t n = m ? m->exports.size : 0;
+    if (n != found->exports.size)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(m->exports.contents[i], found->exports.contents[i]) != 0 ||
+            !p2s_signature_same(m->export_signatures.contents[i], found->export_signatures.contents[i]))
+            return false;
+    return true;
+}
+
 const char *p2s_workspace_summary(const P2sWorkspace *self, const char *qualname)
 {
     size_t index;

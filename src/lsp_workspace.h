@@ -58,6 +58,9 @@ bool p2s_workspace_contains(const P2sWorkspace *self, const char *path);
 char *p2s_workspace_module_name(const P2sWorkspace *self, const char *path, bool *is_package);
 /* The indexed module of path, or NULL. */
 P2sWsModule *p2s_workspace_module(P2sWorkspace *self, const char *path);
+/* Whether m (NULL: not indexed) exports what found does: the same names, with the same forward
+ * signatures. */
+bool p2s_workspace_exports_current(const P2sWsModule *m, const P2sFindings *found);
 /* The hover summary of a PyLayer by qualified name, falling back to its last component. */
 const char *p2s_workspace_summary(const P2sWorkspace *self, const char *qualname);
 void p2s_workspace_release(P2sWorkspace *self);

@@ -136,6 +136,13 @@ P2sSignature *p2s_signature_copy(const P2sSignature *sig)
     return copy;
 }
 
+bool p2s_signature_same(const P2sSignature *a, const P2sSignature *b)
+{
+    if (!a || !b)
+        return a == b;
+    return a->bindable == b->bindable && strcmp(a->text, b->text) == 0;
+}
+
 void p2s_signature_free(P2sSignature *sig)
 {
     if (!sig)

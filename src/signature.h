@@ -46,6 +46,8 @@ typedef struct {
  * decorator is @staticmethod. The caller frees it (p2s_signature_free). */
 P2sSignature *p2s_signature_read(const P2sSource *src, TSNode def, bool only_staticmethod);
 P2sSignature *p2s_signature_copy(const P2sSignature *sig);
+/* Whether two signatures (either may be NULL) bind every call alike. */
+bool p2s_signature_same(const P2sSignature *a, const P2sSignature *b);
 void p2s_signature_free(P2sSignature *sig);
 
 /* Signatures, each owned (NULL entries allowed). */

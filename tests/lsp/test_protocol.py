@@ -756,6 +756,15 @@ def a_sibling_modules_pylayer_has_its_arguments_checked_and_bound_in_the_hover()
                          "`x` ← `x`", "`k` ← `5`"]:
                 check(part in value, "%r not in hover:\n%s" % (part, value))
             check("src.pkg" not in value, value)
+            # forward gains a parameter in the sibling, saved: the index and the check follow
+            ops = os.path.join(tmp, "src", "pkg", "ops.py")
+            ops_text = open(ops).read().replace("def forward(ctx, x, k=2):", "def forward(ctx, x, k=2, m=1):")
+            with open(ops, "w") as f:
+                f.write(ops_text)
+            open_doc(c, uri_of(ops), ops_text)
+            c.notify("textDocument/didSave", {"textDocument": {"uri": uri_of(ops)}})
+            d = c.diagnostics(uri_of(use))
+            check([x for x in d if x["code"] == "P2S111"] == [], "after forward gained a parameter: %r" % d)
             c.shutdown()
         finally:
             c.kill()
