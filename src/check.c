@@ -703,7 +703,6 @@ static ForwardOutputs check__forward_outputs(const Checker *ck, const Method *f)
 {
     bool known = f->returns.size && !f->generator;
     ForwardOutputs out = {known ? 0 : CHECK_UNKNOWN, known ? CHECK_UNKNOWN : 0, CHECK_UNKNOWN};
-    size_t *at_most = &out.at_most, *at_least = &out.at_least;
     for (size_t i = 0; i < f->returns.size && !f->generator; i++) {
         TSNode value = ts_node_named_child(f->returns.contents[i], 0);
         NodeList elems = {0};
@@ -719,10 +718,10 @@ static ForwardOutputs check__forward_outputs(const Checker *ck, const Method *f)
             least = check__is_tensor_name(ck, f, check__unparen(value));
         }
         array_delete(&elems);
-        if (*at_most != CHECK_UNKNOWN && (most == CHECK_UNKNOWN || most > *at_most))
-            *at_most = most;
-        if (least < *at_least)
-            *at_least = least;
+        if (out.at_most != CHECK_UNKNOWN && (most == CHECK_UNKNOWN || most > out.at_most))
+            out.at_most = most;
+        if (least < out.at_least)
+            out.at_least = least;
         out.exactly = i == 0 || most == out.exactly ? most : CHECK_UNKNOWN;
     }
     return out;
