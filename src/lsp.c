@@ -442,18 +442,9 @@ static void lsp__scan_all(P2sLsp *s)
         lsp__scan(s, s->folders.contents[i]);
 }
 
-static bool lsp__same_strings(const P2sStrings *a, const P2sStrings *b)
-{
-    if (a->size != b->size)
-        return false;
-    for (size_t i = 0; i < a->size; i++)
-        if (strcmp(a->contents[i], b->contents[i]) != 0)
-            return false;
-    return true;
-}
-
-/* After a save: when the module's exported PyLayers differ from the index, the folder is
- * indexed again (other open documents may resolve differently now). */
+/* After a save: when the module's exported PyLayers (or their forward signatures) differ from
+ * the index, the folder is indexed again (other open documents may resolve or bind differently
+ * now). */
 static void lsp__saved(P2sLsp *s, LspDoc *d)
 {
     if (!d->ws || !d->module)
@@ -462,9 +453,7 @@ static void lsp__saved(P2sLsp *s, LspDoc *d)
     lsp__need_findings(d);
     if (d->too_large || d->status == P2S_TRANSPILE_INPUT_ERROR || !d->unit.tree)
         return;
-    P2sWsModule *m = p2s_workspace_module(d->ws, d->path);
-    P2sStrings none = {0};
-    if (lsp__same_strings(m ? &m->exports : &none, &d->unit.found.exports))
+    if (p2s_workspace_exports_current(p2s_workspace_module(d->ws, d->path), &d->unit.found))
         return;
     lsp__scan(s, d->ws);
 }

@@ -226,3 +226,19 @@ TSTree *p2s_parse(const P2sSource *src, P2sDiagSink *sink)
 {
     return p2s_parse_incremental(src, NULL, sink);
 }
+
+void p2s_node_flat_text(const P2sSource *src, TSNode node, P2sStrbuf *out)
+{
+    bool space = false;
+    for (size_t i = ts_node_start_byte(node), end = ts_node_end_byte(node); i < end && i < src->len; i++) {
+        char c = src->bytes[i];
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\\') {
+            space = true;
+            continue;
+        }
+        if (space && out->len > 0 && out->buf[out->len - 1] != '(' && c != ')')
+            p2s_strbuf_addch(out, ' ');
+        space = false;
+        p2s_strbuf_addch(out, c);
+    }
+}

@@ -345,6 +345,38 @@ static void test_check_hidden_finding_does_not_leave_the_class(void **state)
     checked_release(&c);
 }
 
+/* forward's output count, kept on the class for the hover: known only when every return has
+ * the same one, as P2S105 counts them (a literal tuple or list per element, one value one). */
+static void test_check_counts_forward_outputs_when_every_return_agrees(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *body;
+        size_t outputs;
+    } outputs_cases[] = {
+        {RET("x * 2.0, x * 3.0"), 2},
+        {RET("[x, x]"), 2},
+        {RET("(x,)"), 1},
+        {RET("x * 2.0"), 1},
+        {RET("x"), P2S_COUNT_UNKNOWN},
+        {RET("paddle.split(x, 2)"), P2S_COUNT_UNKNOWN},
+        {"        if x.shape[0]:\n            return x * 2.0, x\n" RET("x * 2.0, x"), 2},
+        {"        if x.shape[0]:\n            return x * 2.0\n" RET("x * 2.0, x"), P2S_COUNT_UNKNOWN},
+        {RET("(x, *rest)"), P2S_COUNT_UNKNOWN},
+    };
+    for (size_t i = 0; i < sizeof outputs_cases / sizeof outputs_cases[0]; i++) {
+        P2sStrbuf source;
+        p2s_strbuf_init(&source);
+        p2s_strbuf_addf(&source, HEAD "class T(PyLayer):\n" FWD("ctx, x", "%s") BWD("ctx, *dy", RET("dy[0]")), outputs_cases[i].body);
+        Checked c;
+        check_source(&c, source.buf, NULL);
+        if (class_named(&c, "T")->forward_outputs != outputs_cases[i].outputs)
+            fail_msg("case %zu: %zu outputs, want %zu", i, class_named(&c, "T")->forward_outputs, outputs_cases[i].outputs);
+        checked_release(&c);
+        p2s_strbuf_release(&source);
+    }
+}
+
 int main(void)
 {
     p2s_alloc_init();
@@ -357,6 +389,7 @@ int main(void)
         cmocka_unit_test(test_check_unresolved_apply_stays_when_a_class_left_as_written_is_passed_around),
         cmocka_unit_test(test_check_warn_reports_a_warning_and_still_leaves_the_class),
         cmocka_unit_test(test_check_hidden_finding_does_not_leave_the_class),
+        cmocka_unit_test(test_check_counts_forward_outputs_when_every_return_agrees),
     };
     return cmocka_run_group_tests_name("check", tests, NULL, NULL);
 }
