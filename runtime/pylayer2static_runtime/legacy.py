@@ -109,8 +109,8 @@ class LegacyAdapter:
         return list(result) if result is not None else []
 
     @staticmethod
-    def label(outputs: List[Any], cls: type) -> None:
-        """Nothing: legacy exports keep their pylayer ops."""
+    def label(outputs: List[Any], cls: type, call: Tuple[Tuple[Any, ...], Dict[str, Any]]) -> None:
+        """Nothing: legacy exports keep no record of their pylayer ops."""
 
     @staticmethod
     def forward_only_backward(message: str, inputs: List[Any], needs_grad: bool) -> Optional[Callable[..., Any]]:
