@@ -1,10 +1,11 @@
 """A fresh process: `paddle.jit.load` an export and fine-tune it (test_train_after_load.py).
 
-    python load_and_train.py PREFIX OUT.npz [IMPORT_DIR]
+    python load_and_train.py [--no-runtime] PREFIX OUT.npz [IMPORT_DIR]
 
-The runtime is imported, not the module that defines the model's PyLayers: training must
-import it by itself (IMPORT_DIR, when given, is where it can). OUT.npz gets the losses and
-the parameters after training, by their names in the export. Errors end the process with
+The runtime is imported (unless --no-runtime: the framework's own path, for
+support_matrix.py), not the module that defines the model's PyLayers: training must import
+it by itself (IMPORT_DIR, when given, is where it can). OUT.npz gets the losses and the
+parameters after training, by their names in the export. Errors end the process with
 their traceback.
 """
 import os
@@ -13,7 +14,10 @@ import sys
 import numpy as np
 import paddle
 
-import pylayer2static_runtime  # noqa: F401 - its hooks rebuild the export's calls
+if sys.argv[1:2] == ["--no-runtime"]:
+    del sys.argv[1]
+else:
+    import pylayer2static_runtime  # noqa: F401 - its hooks rebuild the export's calls
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "special"))
 import train_after_load  # noqa: E402 - the batches and the loop; the original module
