@@ -39,7 +39,7 @@ import importlib
 import json
 import logging
 import os
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 import paddle
 
@@ -69,7 +69,7 @@ class _Exporting:
 
 
 class _NotRecordable(Exception):
-    """A forward argument that JSON cannot carry."""
+    """Why a call cannot be recorded (an argument JSON cannot carry, an input not found)."""
 
 
 def _encode(value: Any, is_tensor: Callable[[Any], bool], tensors: List[int]) -> Any:
@@ -87,7 +87,7 @@ def _encode(value: Any, is_tensor: Callable[[Any], bool], tensors: List[int]) ->
     module, qualname = getattr(value, "__module__", None), getattr(value, "__qualname__", None)
     if isinstance(module, str) and isinstance(qualname, str) and _resolves_to(module, qualname, value):
         return {"ref": [module, qualname]}
-    raise _NotRecordable(f"{type(value).__name__} {value!r:.60}")
+    raise _NotRecordable(f"an argument of the call is {type(value).__name__} {value!r:.60}, which JSON cannot carry")
 
 
 def _resolves_to(module: str, qualname: str, value: Any) -> bool:
@@ -129,7 +129,7 @@ def record_call(op: Any, cls: type, call: Tuple[Tuple[Any, ...], Dict[str, Any]]
         record["args"] = _encode(list(call[0]), is_tensor, tensors)
         record["kwargs"] = _encode(dict(call[1]), is_tensor, tensors)
     except _NotRecordable as exc:
-        record = {"class": record["class"], "why": f"an argument of the call is {exc}, which an export cannot record"}
+        record = {"class": record["class"], "why": str(exc)}
     op.set_str_attr(CALL_ATTR, json.dumps(record))
 
 
@@ -159,10 +159,12 @@ def _between(block: Any, before: Optional[int], after: Optional[int]) -> List[An
     return ops[start:end]
 
 
-def _inline_nested(block: Any, before: Optional[int], after: Optional[int], values: List[Any]) -> None:
+def _inline_nested(block: Any, before: Optional[int], after: Optional[int], values: List[Any]) -> int:
     """Inline the pylayer ops that inlining one brought between `before` and `after`
-    (nested PyLayers), keeping `values`, the call's outputs, pointing at what replaces them."""
-    kept: set = set()
+    (nested PyLayers), keeping `values`, the call's outputs, pointing at what replaces them;
+    the number inlined."""
+    count = 0
+    kept: Set[int] = set()
     while True:
         pending = [op for op in _between(block, before, after) if op.name() == inline.PYLAYER and op.id() not in kept]
         if not pending:
@@ -173,10 +175,12 @@ def _inline_nested(block: Any, before: Optional[int], after: Optional[int], valu
             if replaced is None:
                 kept.add(op.id())
             else:
+                count += 1
                 values[:] = [inline.replaced(value, results, replaced) for value in values]
     for op in _between(block, before, after):
         for inner in op.blocks():
-            inline.inline_block(inner)
+            count += inline.inline_block(inner)
+    return count
 
 
 def _result_index(op: Any, value: Any) -> int:
@@ -188,6 +192,8 @@ def _locate(block: Any, run: List[Any], inputs: List[Any], outputs: List[Any]) -
     operand of a run op that reads it, else as the result of the op so many ops before the
     run (ops before a run are rebuilt after it: `rebuild_calls`); an output as a run op's
     result."""
+    if not run:
+        raise _NotRecordable("the call left no ops in the export")
     index = {op.id(): i for i, op in enumerate(block.ops)}
     start = index[run[0].id()]
     in_run = {op.id(): k for k, op in enumerate(run)}
@@ -230,9 +236,8 @@ def inline_export(program: Any) -> int:
         values = inline.inline_op(op)
         if values is None:
             continue
-        count += 1
         values = list(values)
-        _inline_nested(block, before, after, values)
+        count += 1 + _inline_nested(block, before, after, values)
         if record is None:
             continue
         draft = f"draft{len(calls)}"
