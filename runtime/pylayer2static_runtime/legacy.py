@@ -330,11 +330,11 @@ def _refusing_inlined_training(append_backward_desc: Callable[..., Any]) -> Call
         classes = _inlined_classes(program_desc)
         if classes:
             raise PyLayerContractError(
-                f"this model was saved by paddle.jit.save with the forward of PyLayer {', '.join(classes)} "
-                "inlined for inference (pylayer2static); its custom backward is not in the file, and on "
-                f"paddle {paddle.__version__} (legacy IR) it is not built again, so the loaded model cannot "
-                "be trained or run in training mode: call .eval() on it for inference, and train the "
-                "original model (paddle 3.x trains such a loaded model)"
+                f"paddle {paddle.__version__} (legacy IR) cannot train this model loaded by paddle.jit.load: "
+                f"it was saved with the forward of PyLayer {', '.join(classes)} inlined for inference "
+                "(pylayer2static), its custom backward is not in the file, and on this IR it is not built "
+                "again (paddle 3.x does), so it cannot be run in training mode either: call .eval() on it "
+                "for inference, and train the original model"
             )
         return append_backward_desc(self, program_desc, *args, **kwargs)
 

@@ -39,6 +39,7 @@ import importlib
 import json
 import logging
 import os
+import sys
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 import paddle
@@ -91,12 +92,13 @@ def _encode(value: Any, is_tensor: Callable[[Any], bool], tensors: List[int]) ->
 
 
 def _resolves_to(module: str, qualname: str, value: Any) -> bool:
-    """Whether importing `module` and reading `qualname` there gives `value` itself."""
+    """Whether `qualname` read in module `module`, as imported, is `value` itself (nothing
+    is imported here: a module outside `sys.modules` would run again)."""
     if "<" in qualname:  # <locals>, <lambda>: not reachable by name
         return False
     try:
-        return _lookup(importlib.import_module(module), qualname) is value
-    except (ImportError, AttributeError):
+        return module in sys.modules and _lookup(sys.modules[module], qualname) is value
+    except AttributeError:
         return False
 
 
@@ -145,8 +147,8 @@ def _call_key(op: Any) -> Optional[str]:
 def _mark(op: Any, key: str) -> None:
     """Name call `key` in `op`'s `struct_name`, in place of any call named there (a loaded
     export traced into a program that is exported again)."""
-    kept = [part for part in _segments(op) or ["", ""] if not part.startswith(CALL_MARK)]
-    op.set_str_attr("struct_name", "/".join(kept[:-1] + [f"{CALL_MARK}{key}", ""]))
+    kept = [part for part in _segments(op) if part and not part.startswith(CALL_MARK)]
+    op.set_str_attr("struct_name", "/" + "".join(f"{part}/" for part in kept + [f"{CALL_MARK}{key}"]))
 
 
 def _between(block: Any, before: Optional[int], after: Optional[int]) -> List[Any]:

@@ -1,4 +1,9 @@
-"""Models fine-tuned after `paddle.jit.load` in a fresh process (test_train_after_load.py).
+"""Fine-tuning after `paddle.jit.load` in a fresh process: save, load in a new process and
+train 10 SGD steps; the losses and parameters must equal training the original eagerly (a
+straight-through fake quantizer; a PyLayer given a function, a string, a tuple and a dict).
+The framework's own export keeps backward as an id into the saving process's registry;
+pylayer2static records each call beside the export and builds it again (paddle 3.x), and the
+legacy IR (2.6.2) refuses (see test_train_after_load.py).
 
 Each PyLayer's backward differs from autodiff of its forward, so training the loaded model
 equals training the original only if the custom backward is what runs:
