@@ -420,7 +420,7 @@ class PyLayerOp:
         if not record:
             raise contract_error(self.cls, "forward was not run while building the op")
         outs = adapter.outputs_as_list(result, len(record["tensors"]))
-        adapter.label(outs, self.cls)
+        adapter.label(outs, self.cls, call)
         in_output_slot = {i for slot in record["slots"] for i in slot.tensors}
         leaves = list(record["leaves"])
         tensors = record["tensors"]

@@ -128,28 +128,11 @@ def test_pylayer_ops_holding_control_flow(transpile) -> None:
         assert harness.count_pylayer_ops(program) == before
 
 
-def test_a_loaded_export_runs_and_on_pir_refuses_training_loudly(transpile, tmp_path) -> None:
-    """An export holds the PyLayers' forward ops inlined and not their backward: inference
-    after `jit.load` equals eager; on PIR training the loaded model raises, naming the class,
-    rather than differentiate the inlined forward (a straight-through quantizer: zero). The
-    legacy IR has no such guard (docs/SUPPORT.md)."""
-    import paddle
-
+def test_a_loaded_export_runs(transpile) -> None:
+    """An export holds the PyLayers' forward ops inlined: inference after `jit.load` and in the
+    predictor equals eager. Training a loaded export: test_train_after_load.py."""
     module = harness.load_module(transpile(case("real_fake_quant")), "e2e_runtime_loaded_training")
     state = harness.reference_state(module)
     loaded_result, predicted = harness.run_jit_save(module, state)
     harness.assert_same(loaded_result, harness.run_eager(module, state), with_grads=False)
     assert predicted.pylayer_ops == 0
-    if not harness.PIR:
-        return
-    model = harness._model(module, state)
-    model.eval()
-    prefix = str(tmp_path / "model")
-    paddle.jit.save(model, prefix, input_spec=harness._input_spec(module))
-    loaded = paddle.jit.load(prefix)
-    loaded.train()
-    inputs = [paddle.to_tensor(a) for a in harness.input_arrays(module)]
-    with pytest.raises(Exception, match=r"PyLayer e2e_runtime_loaded_training.FakeQuantAbsMaxSTE .*cannot be trained.*\.eval\(\)"):
-        loaded(*inputs)
-    loaded.eval()
-    loaded(*inputs)
