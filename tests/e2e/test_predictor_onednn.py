@@ -86,7 +86,7 @@ def test_predictor_with_onednn_on_built_in_ops(make: Any, shapes: List[List[int]
     with_onednn = _predictor_error(model, shapes, onednn=True, tmp_path=tmp_path)
     if not harness.PIR:
         assert with_onednn < 1e-5
-    elif not _has_avx512():  # the machines it was seen on; oneDNN picks other kernels with AVX-512
+    elif paddle.__version__ == "3.3.1" and not _has_avx512():  # where it was seen (3.0.0 differs)
         assert with_onednn > 0.1, "paddle's oneDNN predictor is right now: drop the cases' PREDICTOR_ONEDNN_OFF"
 
 
