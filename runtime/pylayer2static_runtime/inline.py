@@ -42,6 +42,7 @@ from typing import Any, Callable, List, Optional, Set
 
 import paddle
 
+from . import patch
 from .errors import PyLayerContractError
 
 LOG = logging.getLogger("pylayer2static_runtime")
@@ -382,7 +383,6 @@ def _after_append_backward(append_backward: Callable[..., Any]) -> Callable[...,
         _inline_runnable(runnable)
         return runnable
 
-    append_backward_and_inline._p2s_inlines = True  # type: ignore[attr-defined]
     return append_backward_and_inline
 
 
@@ -404,7 +404,6 @@ def _with_infer_hook(init: Callable[..., Any], hook: type) -> Callable[..., Any]
         init(self, *args, **kwargs)
         self.add_hooker(hook())
 
-    init_with_hook._p2s_inlines = True  # type: ignore[attr-defined]
     return init_with_hook
 
 
@@ -417,7 +416,6 @@ def _then_inline(make: Callable[..., Any], program_at: Callable[..., Any]) -> Ca
         inline_pylayers(program_at(args, kwargs, result))
         return result
 
-    make_and_inline._p2s_inlines = True  # type: ignore[attr-defined]
     return make_and_inline
 
 
@@ -428,14 +426,12 @@ def install() -> None:
     from paddle.static import io, pir_io
 
     layer = pir_partial_program.PartialProgramLayer
-    if getattr(layer._append_backward, "_p2s_inlines", False):
-        return
-    layer._append_backward = _after_append_backward(layer._append_backward)
-    core.call_vjp = _inlining_grad_ops(core.call_vjp)
-    layer.__init__ = _with_infer_hook(layer.__init__, _inlining_infer_hook(pir_partial_program.PartialProgramLayerHook))
-    executor._add_pir_fetch_ops = _then_inline(
-        executor._add_pir_fetch_ops, lambda args, kwargs, result: kwargs.get("program", args[0] if args else None)
-    )
-    normalize = _then_inline(pir_io.normalize_pir_program, lambda args, kwargs, result: result)
-    pir_io.normalize_pir_program = normalize
-    io.normalize_pir_program = normalize
+    hook = _inlining_infer_hook(pir_partial_program.PartialProgramLayerHook)
+    patch.install("inline.PartialProgramLayer._append_backward", layer, "_append_backward", _after_append_backward)
+    patch.install("inline.core.call_vjp", core, "call_vjp", _inlining_grad_ops)
+    patch.install("inline.PartialProgramLayer.__init__", layer, "__init__", lambda init: _with_infer_hook(init, hook))
+    patch.install("inline.executor._add_pir_fetch_ops", executor, "_add_pir_fetch_ops", lambda make: _then_inline(
+        make, lambda args, kwargs, result: kwargs.get("program", args[0] if args else None)))
+    for module, key in ((pir_io, "inline.pir_io.normalize_pir_program"), (io, "inline.io.normalize_pir_program")):
+        patch.install(key, module, "normalize_pir_program",
+                      lambda normalize: _then_inline(normalize, lambda args, kwargs, result: result))

@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterator, List, Optional
 import paddle
 
 from .errors import PyLayerContractError, describe
-from .patch import swapped
+from . import patch
 
 # Not followed: `paddle.where_(condition, x, y)` writes into its second argument (so its
 # warning refuses it), `requires_grad_` sets a flag on the tensor it returns, and `set_`
@@ -250,14 +250,11 @@ def followed(cls: type, method: str, foreign: List[Any], same: Callable[[Any, An
     _Following.stack.append(_Body(cls, method, foreign, same))
     try:
         with contextlib.ExitStack() as stack:
-            for owner, name, replacement in _swaps():
-                if hasattr(owner, name):
-                    stack.enter_context(swapped(owner, name, replacement))
-                else:  # `zero_`, which static tensors lack
-                    setattr(owner, name, replacement)
-                    stack.callback(delattr, owner, name)
+            for owner, name, replacement in _swaps():  # `zero_` too, which static tensors lack
+                stack.enter_context(patch.swapped("inplace.apis", owner, name, replacement))
             if not isinstance(inplace_utils.warnings, _LoudWarnings):
-                stack.enter_context(swapped(inplace_utils, "warnings", _LoudWarnings(inplace_utils.warnings)))
+                stack.enter_context(
+                    patch.swapped("inplace.warnings", inplace_utils, "warnings", _LoudWarnings(inplace_utils.warnings)))
             yield
     finally:
         _Following.stack.pop()

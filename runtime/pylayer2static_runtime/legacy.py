@@ -17,7 +17,7 @@ from paddle.base import core
 from paddle.base.framework import Operator, Parameter, Variable  # paddle 2.6.2 (also 3.3.1 with PIR off)
 
 from .errors import PyLayerContractError
-from .patch import swapped
+from . import patch
 
 LOG = logging.getLogger("pylayer2static_runtime")
 
@@ -165,7 +165,8 @@ class LegacyAdapter:
             copy.stop_gradient = True
             return copy
 
-        with swapped(Variable, "clone", clone_here), swapped(Variable, "detach", detach_here):
+        with patch.swapped("legacy.Variable.clone", Variable, "clone", clone_here), \
+                patch.swapped("legacy.Variable.detach", Variable, "detach", detach_here):
             yield
 
     @staticmethod
@@ -200,16 +201,12 @@ def _keeping_block_ids(normalize: Callable[..., Any]) -> Callable[..., Any]:
             copy.blocks = _BlocksKeptOnPop(copy.blocks)
             return copy
 
-        paddle.static.Program.clone = clone_keeping_block_ids
-        try:
+        with patch.swapped("legacy.Program.clone", paddle.static.Program, "clone", clone_keeping_block_ids):
             normalized = normalize(*args, **kwargs)
-        finally:
-            paddle.static.Program.clone = clone
         _keep_sub_block_variables(args[0], normalized)
         inline_pylayers(normalized)
         return normalized
 
-    normalize_program._p2s_keeps_block_ids = True  # type: ignore[attr-defined]
     return normalize_program
 
 
@@ -316,5 +313,4 @@ def install() -> None:
     """
     from paddle.static import io
 
-    if not getattr(io.normalize_program, "_p2s_keeps_block_ids", False):
-        io.normalize_program = _keeping_block_ids(io.normalize_program)
+    patch.install("legacy.io.normalize_program", io, "normalize_program", _keeping_block_ids)
