@@ -33,14 +33,11 @@ import paddle
 from paddle.base.dygraph.base import _convert_into_variable
 from paddle.static.nn import static_pylayer
 
-from . import context, dy2static, eager_only, inplace, structure
+from . import context, dy2static, eager_only, inplace, patch, structure
 from .adapter import IrAdapter, adapter_for_program
 from .convert import static_function
 from .errors import contract_error, reraise_with_user_lines
-from .layout import DEFAULT, CallLayout, Flat, Slot, flat_slots, last_places, result_items, shapes_conflict, slot_gradients
-from . import patch
-
-__all__ = ["DEFAULT", "PyLayerOp"]
+from .layout import CallLayout, Flat, Slot, flat_slots, last_places, result_items, shapes_conflict, slot_gradients
 
 
 def _inplace_map() -> Any:
