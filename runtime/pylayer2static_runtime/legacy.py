@@ -23,7 +23,7 @@ LOG = logging.getLogger("pylayer2static_runtime")
 
 
 class LegacyAdapter:
-    """Per-op glue between `PyLayerOp` and the Program IR's `static_pylayer`."""
+    """Per-op glue between `PyLayerOp` and the Program IR's `static_pylayer` (an `adapter.IrAdapter`)."""
 
     backward_built_with_forward = True
     name = "legacy"

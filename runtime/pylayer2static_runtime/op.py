@@ -222,7 +222,8 @@ class _Build:
         self.forward = static_function(forward, "forward")
         self.forward_only = backward is paddle.autograd.PyLayer.backward
         self.backward = backward
-        self.static_backward = None if self.forward_only else static_function(backward, "backward")
+        # converted now, as forward is: a backward dy2static cannot convert fails the build here
+        self.static_backward = backward if self.forward_only else static_function(backward, "backward")
         flat = flat_slots([structure.map_leaves(_as_static, a) for a in self.layout.arguments], adapter.is_tensor)
         self.inputs = _Inputs(flat, adapter.op_inputs(flat.tensors()))
         self.outputs: Optional[_Outputs] = None
@@ -241,11 +242,14 @@ class _Build:
         except Exception as exc:  # noqa: BLE001 - re-raised, with the user's lines
             reraise_with_user_lines(exc)
         self.adapter.finish()
-        if self.outputs is None:
-            raise contract_error(self.cls, "forward was not run while building the op")
-        outs = self.adapter.outputs_as_list(result, len(self.outputs.flat.positions))
+        outs = self.adapter.outputs_as_list(result, len(self._forward_result().flat.positions))
         self.adapter.label(outs, self.cls)
         return self._returned(outs, needs_grad)
+
+    def _forward_result(self) -> _Outputs:
+        if self.outputs is None:
+            raise contract_error(self.cls, "forward was not run while building the op")
+        return self.outputs
 
     def forward_block(self, *tensors: Any) -> List[Any]:
         """forward's sub-block: forward run on the op's inputs; the tensors it returns."""
@@ -271,17 +275,17 @@ class _Build:
     def backward_block(self, *grads: Any) -> List[Any]:
         """backward's sub-block: backward run on the output gradients; one gradient (or
         None) per op input."""
-        assert self.outputs is not None and self.static_backward is not None
-        restored = self.adapter.restore(len(self.outputs.carried_stop_gradient))
+        outputs = self._forward_result()
+        restored = self.adapter.restore(len(outputs.carried_stop_gradient))
         # As eager's saved tensors, each keeps its stop_gradient (a recompute backward
         # detaches the saved inputs and asks for the gradient of those that need one).
-        for value, stop_gradient in zip(restored, self.outputs.carried_stop_gradient):
+        for value, stop_gradient in zip(restored, outputs.carried_stop_gradient):
             value.stop_gradient = stop_gradient
         context.enter_backward(self.state, restored)
-        count = len(self.outputs.flat.positions)
+        count = len(outputs.flat.positions)
         if len(grads) != count:
             raise contract_error(self.cls, f"got {len(grads)} output gradient(s) for {count} output tensor(s)")
-        slot_grads = slot_gradients(list(grads), self.outputs.flat.slots)
+        slot_grads = slot_gradients(list(grads), outputs.flat.slots)
         self._check_backward_arity(len(slot_grads))
         _Building.backward_depth += 1
         try:
@@ -313,9 +317,9 @@ class _Build:
     def _returned(self, outs: List[Any], needs_grad: bool) -> Any:
         """forward's result with its tensors replaced by the op's outputs, each stopping
         gradient as eager's would."""
-        assert self.outputs is not None
-        tensors = self.outputs.flat.tensors()
-        in_output_slot = {i for slot in self.outputs.flat.slots for i in slot.tensors}
+        outputs = self._forward_result()
+        tensors = outputs.flat.tensors()
+        in_output_slot = {i for slot in outputs.flat.slots for i in slot.tensors}
         for index, (inner, outer) in enumerate(zip(tensors, outs)):
             # As eager: when an input needs a gradient, the tensors of the output slots get
             # one (even if forward made them under no_grad), but for non-differentiable ones.
@@ -324,7 +328,7 @@ class _Build:
         # the slot of its last place (eager_py_layer.cc sets its slot once per place): the
         # caller gets that output everywhere, and backward zeros for the places before.
         last = last_places(tensors, self.adapter.same)
-        return structure.pack_as(self.outputs.out, self.outputs.flat.with_tensors([outs[j] for j in last]))
+        return structure.pack_as(outputs.out, outputs.flat.with_tensors([outs[j] for j in last]))
 
     def _gets_no_gradient(self, output: Any) -> bool:
         """Eager semantics: outputs marked non-differentiable, and inputs returned as they

@@ -20,7 +20,7 @@ from . import patch
 
 
 class PirAdapter:
-    """Per-op glue between `PyLayerOp` and PIR's `static_pylayer`."""
+    """Per-op glue between `PyLayerOp` and PIR's `static_pylayer` (an `adapter.IrAdapter`)."""
 
     backward_built_with_forward = False
     name = "pir"
