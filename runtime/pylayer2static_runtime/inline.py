@@ -333,7 +333,6 @@ def _inlining_grad_ops(call_vjp: Callable[..., Any]) -> Callable[..., Any]:
                 grads = [[_replaced(grad, results, values) for grad in slot] for slot in grads]
         return grads
 
-    call_vjp_and_inline._p2s_inlines = True  # type: ignore[attr-defined]
     return call_vjp_and_inline
 
 
