@@ -10,7 +10,7 @@ exports, get every pylayer op replaced by its sub-block's ops, and each pipe who
 and pop end in one block, push first, by the pushed values themselves:
 
 - to_static training: `PartialProgramLayer._append_backward` (paddle 3.3.1
-  jit/dy2static/pir_partial_program.py) returns the program with its gradient ops, before
+  jit/dy2static/pir_partial_program.py; `_append_backward_desc` in 3.0.0) returns the program with its gradient ops, before
   it is split into the forward and backward programs; values are known there by name and
   the split finds its boundaries by marker ops, which inlining keeps (it removes only
   pylayer ops, pipe ops and yields);
@@ -426,7 +426,10 @@ def install() -> None:
 
     layer = pir_partial_program.PartialProgramLayer
     hook = _inlining_infer_hook(pir_partial_program.PartialProgramLayerHook)
-    patch.install("inline.PartialProgramLayer._append_backward", layer, "_append_backward", _after_append_backward)
+    # `_append_backward` in paddle 3.3.1, `_append_backward_desc` in 3.0.0; the same
+    # `(self, train_runnable_program) -> RunnableProgram` in both.
+    name = "_append_backward" if hasattr(layer, "_append_backward") else "_append_backward_desc"
+    patch.install("inline.PartialProgramLayer._append_backward", layer, name, _after_append_backward)
     patch.install("inline.core.call_vjp", core, "call_vjp", _inlining_grad_ops)
     patch.install("inline.PartialProgramLayer.__init__", layer, "__init__", lambda init: _with_infer_hook(init, hook))
     patch.install("inline.executor._add_pir_fetch_ops", executor, "_add_pir_fetch_ops", lambda make: _then_inline(

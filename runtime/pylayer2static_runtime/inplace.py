@@ -27,7 +27,7 @@ import functools
 import os
 import re
 import sys
-from typing import Any, Callable, Iterator, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import paddle
 
@@ -200,6 +200,20 @@ def _zero_(self: Any) -> Any:
     return paddle.zeros_like(self)
 
 
+# (owner, name) -> (the API, its follower): every body built (two per PyLayer call) follows
+# some 430 APIs, and making their followers each time was most of a call's build time.
+_FOLLOWERS: Dict[Tuple[Any, str], Tuple[Any, Callable[..., Any]]] = {}
+
+
+def _follower(owner: Any, name: str, fn: Any, api: str, target_of: Callable[..., Any]) -> Callable[..., Any]:
+    """The follower of `fn`, made once for as long as `owner.name` is that same `fn`."""
+    known = _FOLLOWERS.get((owner, name))
+    if known is None or known[0] is not fn:
+        known = (fn, _following(fn, api, target_of))
+        _FOLLOWERS[(owner, name)] = known
+    return known[1]
+
+
 def _swaps() -> List[Any]:
     """(owner, name, replacement) of every in-place API followed."""
     swaps = []
@@ -208,11 +222,11 @@ def _swaps() -> List[Any]:
             if name.endswith("_") and not name.startswith("_") and name not in _NOT_FOLLOWED:
                 fn = getattr(owner, name, None)
                 if callable(fn) and not isinstance(fn, type):
-                    swaps.append((owner, name, _following(fn, name, _first)))
+                    swaps.append((owner, name, _follower(owner, name, fn, name, _first)))
         if isinstance(owner, type):
             if not hasattr(owner, "zero_"):
-                swaps.append((owner, "zero_", _following(_zero_, "zero_", _first)))
-    swaps.append((paddle, "assign", _following(paddle.assign, "paddle.assign(..., output=)", _assign_output)))
+                swaps.append((owner, "zero_", _follower(owner, "zero_", _zero_, "zero_", _first)))
+    swaps.append((paddle, "assign", _follower(paddle, "assign", paddle.assign, "paddle.assign(..., output=)", _assign_output)))
     return swaps
 
 

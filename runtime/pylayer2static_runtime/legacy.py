@@ -139,34 +139,53 @@ class LegacyAdapter:
     @staticmethod
     @contextlib.contextmanager
     def body_semantics() -> Iterator[None]:
-        """While forward's or backward's sub-block is built: `x.clone()` and `x.detach()`
-        append their op to the block being built.
+        """While forward's or backward's sub-block is built: `x.clone()`, `x.detach()`,
+        `x.T` and `x.size` append their op to the block being built.
 
-        paddle 2.6.2 `Variable.clone` and `detach` append to `x.block`, the block that
-        declares `x`. An in-place write in a sub-block (`g[mask] = 0`) declares its result
-        in the global block (variable_index.py `_create_global_variable_for_type_inference`),
-        so `g.clone()` after it put the copy in the global block, before the write and the
-        gradient it reads exist: the straight-through quantizer's `return g.clone()`
-        failed at run time ("Tensor holds no memory"), or read zeros.
+        paddle 2.6.2 `Variable.clone`, `detach`, `T` and `size` append to `x.block`, the
+        block that declares `x` (base/framework.py). An in-place write in a sub-block
+        (`g[mask] = 0`) declares its result in the global block (variable_index.py
+        `_create_global_variable_for_type_inference`), so `g.clone()` after it put the copy
+        in the global block, before the write and the gradient it reads exist: the
+        straight-through quantizer's `return g.clone()` failed at run time ("Tensor holds
+        no memory"), or read zeros. A parameter is declared in the global block, so
+        `lora_A.T` in a backward (PaddleNLP's QuickLora) put its transpose there, after the
+        op, where to_static's forward program prunes it: "Tensor holds no memory" too.
         """
         clone, detach = Variable.clone, Variable.detach
+        transposed, size = Variable.T, Variable.size
+
+        def here(self: Any) -> bool:
+            return self.block.idx == self.block.program.current_block_idx
+
+        @paddle.jit.not_to_static
+        def transposed_here(self: Any) -> Any:
+            if here(self):
+                return transposed.fget(self)
+            return paddle.transpose(self, list(reversed(range(len(self.shape)))))
+
+        @paddle.jit.not_to_static
+        def size_here(self: Any) -> Any:
+            return size(self) if here(self) else paddle.numel(self)
 
         @paddle.jit.not_to_static  # called from converted code: as it is, not converted
         def clone_here(self: Any) -> Any:
-            if self.block.idx == self.block.program.current_block_idx:
+            if here(self):
                 return clone(self)
             return paddle.assign(self)
 
         @paddle.jit.not_to_static
         def detach_here(self: Any) -> Any:
-            if self.block.idx == self.block.program.current_block_idx:
+            if here(self):
                 return detach(self)
             copy = paddle.assign(self)
             copy.stop_gradient = True
             return copy
 
         with patch.swapped("legacy.Variable.clone", Variable, "clone", clone_here), \
-                patch.swapped("legacy.Variable.detach", Variable, "detach", detach_here):
+                patch.swapped("legacy.Variable.detach", Variable, "detach", detach_here), \
+                patch.swapped("legacy.Variable.T", Variable, "T", property(transposed_here)), \
+                patch.swapped("legacy.Variable.size", Variable, "size", size_here):
             yield
 
     @staticmethod
@@ -175,13 +194,37 @@ class LegacyAdapter:
         return None
 
     def finish(self) -> None:
-        """Remove the backward block's stand-ins, as the framework does for its own context."""
+        """Remove the backward block's stand-ins, as the framework does for its own context;
+        then let the inputs backward returned None for stop gradient (`_no_gradient_stops`)."""
         for block, name in self._declared:
             if block.has_var(name):
                 block._remove_var(name)
         if self._declared:
             self._declared[0][0].program._sync_with_cpp()
         self._declared = []
+        _no_gradient_stops(paddle.static.default_main_program().current_block())
+
+
+def _no_gradient_stops(block: Any) -> None:
+    """The op's inputs that backward returned None for stop gradient, so they get none.
+
+    `pylayer_grad` declares a gradient output for every input (paddle 2.6.2 pylayer_op.cc
+    `PyLayerGradMaker`); backward's block writes only those it returned, renamed to
+    `<input>@GRAD` (static_pylayer.py `complete_backward_block`). Autodiff then treats the
+    others as written: the `assign` into the op (`op_inputs`) passes on a zero gradient, and a
+    parameter gets `.grad` zeros where eager leaves None, which momentum and weight decay
+    then move. An input that stops gradient is left out by autodiff (`_get_stop_gradients_`,
+    backward.py): no grad op output, no `assign` gradient, and `.grad` stays None unless
+    another path gives one. Every such input is this op's own copy (`op_inputs`), or
+    stopped gradient already.
+    """
+    op = block.ops[-1] if block.ops else None
+    if op is None or op.type != "pylayer" or len(op._blocks_attr_ids("blocks")) < 2:
+        return
+    backward_block = block.program.block(op._blocks_attr_ids("blocks")[1])
+    for name in op.input("Input"):
+        if not backward_block.has_var(name + core.grad_var_suffix()):
+            block._var_recursive(name).stop_gradient = True
 
 
 class _BlocksKeptOnPop(list):
@@ -232,20 +275,30 @@ def _keep_sub_block_variables(program: Any, normalized: Any) -> None:
 
 def _why_kept(global_block: Any, op: Any) -> str:
     """Why pylayer op `op` of `global_block` cannot be inlined, or '' if it can."""
+    # [forward, backward]; `normalize_program` drops the backward block of the global
+    # block's pylayer ops only, so a nested one moved here still has it: an export runs
+    # forward alone.
     ids = op._blocks_attr_ids("blocks")
-    if len(ids) != 1:
-        return f"{len(ids)} blocks (the backward one was not dropped)"
+    if not ids:
+        return "no forward block"
     body = global_block.program.block(ids[0])
     if body.parent_idx != global_block.idx:
         return "its block is not a child of the global block"
-    for inner in body.ops:
-        for name in inner.attr_names:
-            if inner.attr_type(name) in (core.AttrType.BLOCK, core.AttrType.BLOCKS):
-                return f"its block holds a {inner.type} op with blocks of its own"
     for name in body.vars:
         if global_block.has_var(name):
             return f"its block's variable {name} is also a global one"
     return ""
+
+
+def _child_blocks(program: Any, op: Any) -> List[Any]:
+    """The blocks op's attributes hold (a conditional_block's, a while's, a pylayer's)."""
+    blocks = []
+    for name in op.attr_names:
+        if op.attr_type(name) == core.AttrType.BLOCK:
+            blocks.append(program.block(op._block_attr_id(name)))
+        elif op.attr_type(name) == core.AttrType.BLOCKS:
+            blocks.extend(program.block(i) for i in op._blocks_attr_ids(name))
+    return blocks
 
 
 def _inline(global_block: Any, index: int) -> bool:
@@ -264,6 +317,10 @@ def _inline(global_block: Any, index: int) -> bool:
         desc = global_block.desc._insert_op(index + offset)
         desc.copy_from(inner.desc)
         global_block.ops.insert(index + offset, Operator(global_block, desc))
+        for child in _child_blocks(global_block.program, inner):
+            # Control flow or a nested pylayer op: its blocks now find the variables they
+            # read from outside through the global block, where the body's are cloned.
+            child.desc.set_parent_idx(global_block.idx)
     moved = len(body.ops)
     global_block._remove_op(index + moved)
     for name in scopes:
@@ -284,8 +341,9 @@ def inline_pylayers(program: Any) -> int:
     constant folding runs a pylayer op whose inputs are all parameters without its block:
     "The Variable type must be std::vector<Scope*>"). Its forward block's ops read the op's
     inputs and write its outputs by name, so in the global block they compute the same.
-    Kept (debug log): an op whose block holds ops with blocks of their own, which would then
-    find their variables through an emptied parent, or declares a name the global block has.
+    An op of the block with blocks of its own (control flow, a nested pylayer op, inlined in
+    turn) moves with them, reparented to the global block. Kept (debug log): an op whose block
+    declares a name the global block has.
     """
     block = program.global_block()
     count = index = 0

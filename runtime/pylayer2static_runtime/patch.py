@@ -84,7 +84,7 @@ PATCHES: Dict[str, Patch] = {
         "sot.py", "process", "paddle 3.3.1 python/paddle/jit/sot/opcode_translator/executor/guard.py"),
     "inline.PartialProgramLayer._append_backward": Patch(
         "paddle.jit.dy2static.pir_partial_program.PartialProgramLayer._append_backward", "inline.py", "process",
-        "paddle 3.3.1 python/paddle/jit/dy2static/pir_partial_program.py"),
+        "paddle 3.3.1 python/paddle/jit/dy2static/pir_partial_program.py (`_append_backward_desc` in 3.0.0)"),
     "inline.PartialProgramLayer.__init__": Patch(
         "paddle.jit.dy2static.pir_partial_program.PartialProgramLayer.__init__", "inline.py", "process",
         "paddle 3.3.1 python/paddle/jit/dy2static/pir_partial_program.py (`PartialProgramLayerHook`)"),
@@ -127,6 +127,12 @@ PATCHES: Dict[str, Patch] = {
         "paddle 2.6.2 python/paddle/base/framework.py, variable_index.py"),
     "legacy.Variable.detach": Patch(
         "paddle.base.framework.Variable.detach", "legacy.py", "build",
+        "paddle 2.6.2 python/paddle/base/framework.py"),
+    "legacy.Variable.T": Patch(
+        "paddle.base.framework.Variable.T", "legacy.py", "build",
+        "paddle 2.6.2 python/paddle/base/framework.py"),
+    "legacy.Variable.size": Patch(
+        "paddle.base.framework.Variable.size", "legacy.py", "build",
         "paddle 2.6.2 python/paddle/base/framework.py"),
     "legacy.Program.clone": Patch(
         "paddle.static.Program.clone (while normalize_program runs)", "legacy.py", "build",

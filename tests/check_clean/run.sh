@@ -4,17 +4,13 @@
 #   - the samples, the e2e cases, and the golden inputs that are correct (no expected.rc,
 #     not a check_* case, which exist to fire);
 #   - every .py of the installed paddle packages (.venv, .venv-2.6) that mentions PyLayer;
-#   - every .py that mentions PyLayer in a pinned paddlenlp wheel, downloaded at test time into
+#   - every .py that mentions PyLayer in the pinned paddlenlp wheel (tests/fetch_paddlenlp.sh), into
 #     build/check_clean/ (never committed) and checked against its sha256.
 # Prints `clean: N passed, N failed`; each failure names the file and shows its diagnostics.
 set -u
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 root=$(cd "$(dirname "$0")/../.." && pwd)
 python=${PYTHON:-python3}
-pip="$root/.venv/bin/python -m pip"
-NLP_VERSION=2.8.1
-NLP_WHEEL=paddlenlp-$NLP_VERSION-py3-none-any.whl
-NLP_SHA256=8cb5324ee5c39d29264ec5049ea5a6beeebb04a625b5a5c519b92475ea7d067f
 work=$root/build/check_clean
 passed=0 failed=0
 tmp=$(mktemp -d)
@@ -60,25 +56,19 @@ for venv in .venv .venv-2.6; do
     echo "clean: $venv paddle: $n files mentioning PyLayer, $((passed - before)) clean"
 done
 
-# 3. A pinned paddlenlp wheel.
-mkdir -p "$work"
-if [ ! -f "$work/$NLP_WHEEL" ]; then
-    $pip download --quiet --no-deps "paddlenlp==$NLP_VERSION" -d "$work" >"$tmp/pip" 2>&1 ||
-        { echo "clean: pip download failed:"; tail -3 "$tmp/pip"; }
-fi
-if [ -f "$work/$NLP_WHEEL" ] && echo "$NLP_SHA256  $work/$NLP_WHEEL" | sha256sum -c --status; then
+# 3. A pinned paddlenlp wheel (tests/fetch_paddlenlp.sh).
+if wheel=$(sh "$root/tests/fetch_paddlenlp.sh" "$work" 2>"$tmp/fetch"); then
     rm -rf "$work/paddlenlp-src"
-    "$python" -m zipfile -e "$work/$NLP_WHEEL" "$work/paddlenlp-src"
+    "$python" -m zipfile -e "$wheel" "$work/paddlenlp-src"
     before=$passed
     n=0
     for f in $(grep -rl --include='*.py' PyLayer "$work/paddlenlp-src" | sort); do
         n=$((n + 1))
         check_file "$f" "paddlenlp:${f#"$work/paddlenlp-src"/}"
     done
-    echo "clean: paddlenlp $NLP_VERSION: $n files mentioning PyLayer, $((passed - before)) clean"
+    echo "clean: $(basename "$wheel"): $n files mentioning PyLayer, $((passed - before)) clean"
 else
-    echo "clean: FAIL paddlenlp $NLP_VERSION: wheel missing or its sha256 is not $NLP_SHA256"
-    rm -f "$work/$NLP_WHEEL"
+    echo "clean: FAIL $(cat "$tmp/fetch")"
     failed=$((failed + 1))
 fi
 

@@ -109,7 +109,7 @@ def save_and_load(name, eager_model, static_model, out_dir):
         loaded = paddle.jit.load(prefix)
         loaded.eval()
         record["loaded"] = loaded(x).numpy().tolist()
-        record["pylayer_ops"] = harness._saved_pylayer_ops(prefix)
+        record["pylayer_ops"] = harness.saved_pylayer_ops(prefix)
     except Exception as exc:  # noqa: BLE001 - recorded
         traceback.print_exc()
         record["error"] = error_summary(exc)

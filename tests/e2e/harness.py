@@ -242,11 +242,11 @@ def run_jit_save(module: Any, state: Dict[str, np.ndarray]) -> List[Result]:
         from_predictor = Result(
             [predictor.get_output_handle(n).copy_to_cpu() for n in predictor.get_output_names()], {}
         )
-        program_ops = _saved_pylayer_ops(prefix)
+        program_ops = saved_pylayer_ops(prefix)
     return [from_load, from_predictor._replace(pylayer_ops=program_ops)]
 
 
-def _saved_pylayer_ops(prefix: str) -> int:
+def saved_pylayer_ops(prefix: str) -> int:
     """pylayer ops in the exported inference program."""
     paddle.enable_static()
     try:
@@ -316,9 +316,18 @@ def tolerance(module: Any) -> Tuple[float, float]:
     return getattr(module, "TOLERANCE", (RTOL, ATOL))
 
 
+def _is_input(name: str) -> bool:
+    """Gradient names of `_dynamic` and `run_static`: `x<i>` for inputs, the rest parameters."""
+    return name[:1] == "x" and name[1:].isdigit()
+
+
 def assert_same(actual: Result, expected: Result, with_grads: bool = True,
-                tol: Tuple[float, float] = (RTOL, ATOL)) -> None:
-    """Outputs (and gradients) of `actual` equal `expected`'s; AssertionError otherwise."""
+                tol: Tuple[float, float] = (RTOL, ATOL), sot: bool = False) -> None:
+    """Outputs (and gradients) of `actual` equal `expected`'s; AssertionError otherwise.
+
+    `sot`: `actual` ran under SOT, whose subgraphs take the parameters as inputs, so that a
+    parameter no gradient reaches gets zeros where eager leaves None, with built-in ops too
+    (paddle 3.3.1, a `p.detach()` use under `min_graph_size_guard(0)`)."""
     rtol, atol = tol
     assert len(actual.outputs) == len(expected.outputs), (
         f"{len(actual.outputs)} output tensor(s), eager has {len(expected.outputs)}")
@@ -328,8 +337,14 @@ def assert_same(actual: Result, expected: Result, with_grads: bool = True,
         assert sorted(actual.grads) == sorted(expected.grads), "gradients of other inputs than eager"
         for name, want in expected.grads.items():
             got = actual.grads[name]
-            if want is None:
+            if want is None and (sot or _is_input(name)):
+                # The framework's run_program gives every input of a to_static function that
+                # needs one a gradient, zeros where nothing reaches it (built-in ops too).
                 assert got is None or not np.any(got), f"gradient of {name}: eager has none"
+            elif want is None:
+                # Optimizers skip a parameter whose .grad is None; zeros would let weight
+                # decay and momentum move it.
+                assert got is None, f"gradient of parameter {name}: eager leaves .grad None, got zeros"
             else:
                 assert got is not None, f"gradient of {name} missing"
                 np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=f"gradient of {name}")
@@ -348,7 +363,7 @@ def check_mode(module: Any, original: Any, mode: str, state: Dict[str, np.ndarra
         if module is not original:  # the framework's own path keeps its ops
             assert not result.run_pylayer_ops, f"the programs run hold {result.run_pylayer_ops} pylayer op(s)"
     elif mode == "sot":
-        assert_same(run_sot(module, state), expected, tol=tol)
+        assert_same(run_sot(module, state), expected, tol=tol, sot=True)
     elif mode == "static":
         result = run_static(module, state)
         assert_same(result, expected, tol=tol)
@@ -357,9 +372,7 @@ def check_mode(module: Any, original: Any, mode: str, state: Dict[str, np.ndarra
         loaded, predicted = run_jit_save(module, state)
         assert_same(loaded, expected, with_grads=False, tol=tol)
         assert_same(predicted, expected, with_grads=False, tol=tol)
-        # The legacy IR keeps a pylayer op whose block holds control flow (legacy.py `_why_kept`).
-        if PIR or not getattr(original, "LEGACY_EXPORT_KEEPS_PYLAYER_OPS", False):
-            assert predicted.pylayer_ops == 0, f"the saved inference program holds {predicted.pylayer_ops} pylayer op(s)"
+        assert predicted.pylayer_ops == 0, f"the saved inference program holds {predicted.pylayer_ops} pylayer op(s)"
     elif mode == "train":
         steps = getattr(original, "STEPS", 3)
         rtol, atol = tol

@@ -401,6 +401,21 @@ case links to its test.
   got no gradient; both IRs' autodiff hand it zeros instead, so a backward that treats None
   as zero (as it must) gives the same numbers, and one that branches on `grad is None` to
   other arithmetic would not (`ctx_flags`, `real_moe_gate` cover the first kind).
+- **Backward returns None for an input** (`none_grad_stop_gradient`, `real_lora_frozen_none`,
+  `real_lora_quick`): a parameter that gets no gradient keeps `.grad` None, as in eager, in
+  every mode and on both versions, so optimizers skip it (zeros would let weight decay and
+  momentum move a frozen weight; on 2.6.2 the runtime marks the op's own copy of such an input
+  stop-gradient, `legacy.py` `_no_gradient_stops`). An input of a `to_static` function that
+  gets no gradient has `.grad` zeros instead of None: the framework's `run_program` gives
+  every input that needs a gradient one, with built-in ops too; so does SOT for parameters,
+  which its subgraphs take as inputs (3.3.1, built-in ops too, once a graph is big enough for
+  SOT to run it statically). The harness checks all three.
+- **Backward returns one tensor for two inputs** (`return dx, db, db`;
+  `tests/e2e/test_aliased_gradients.py`): eager (2.6.2 and 3.3.1) gives both inputs that
+  very tensor as `.grad`, and when one of them accumulates another gradient (a tied parameter)
+  the addition lands in the other's gradient too. The static graph gives each input its own
+  value: the gradient eager gives when backward returns a clone. pylayer2static keeps the
+  right answer; the test asserts both eager's aliasing and the static result.
 - **Double backward** (`paddle.grad(..., create_graph=True)`, gradient penalties, PINN
   residuals; `tests/e2e/test_double_backward.py`): paddle 3.x (PIR) refuses it on the
   framework's own path ("backward function id of pylayer op should be non-negative"); for a
@@ -414,7 +429,7 @@ case links to its test.
   training), for inference programs, in the executor's copy of a static program and in
   `jit.save`/`save_inference_model` exports, each pylayer op is replaced by its sub-block's ops
   and its saved-tensor pipe by the saved values (PIR: `inline.py`; the 2.6.2 legacy IR, exports
-  only: `legacy.py`, which keeps an op whose block holds control flow or another pylayer op).
+  only: `legacy.py`, control flow and nested pylayer ops included).
   So the predictor's passes see ordinary ops, and the quantizer cases run without deleting
   `constant_folding_pass`. Consequences: a PIR export loaded with `paddle.jit.load` cannot be
   trained (its custom backward is not in the file): doing so raises `PyLayerContractError`

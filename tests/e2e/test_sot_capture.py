@@ -201,7 +201,7 @@ def _measure(original_path: str, transpiled_path: str) -> SotRun:
     with min_graph_size_guard(0):
         result, calls = _count_calls(eagerly, lambda: harness.run_sot(transpiled, state))
     try:
-        harness.assert_same(result, expected, tol=harness.tolerance(original))
+        harness.assert_same(result, expected, tol=harness.tolerance(original), sot=True)
         difference = ""
     except AssertionError as exc:
         difference = str(exc)

@@ -43,6 +43,3 @@ class Model(paddle.nn.Layer):
 
 
 INPUTS = [([2, 4], "float32", True)]
-# paddle 2.6.2 exports keep this PyLayer's pylayer op: its forward block holds an `if`, whose
-# own block would find its variables through an emptied parent once inlined (legacy.py).
-LEGACY_EXPORT_KEEPS_PYLAYER_OPS = True

@@ -38,5 +38,3 @@ class Model(paddle.nn.Layer):
 
 
 INPUTS = [([2, 4], "float32", True)]
-# paddle 2.6.2 exports keep an outer pylayer op whose block holds another (legacy.py `_why_kept`).
-LEGACY_EXPORT_KEEPS_PYLAYER_OPS = True

@@ -1,0 +1,26 @@
+#!/bin/sh
+# fetch_paddlenlp.sh DIR — the pinned paddlenlp wheel (public PyLayer code for the tests), into
+# DIR from the package index unless already there, checked against its sha256. Prints the
+# wheel's path; exits 1 with the reason when it cannot be had (never committed to the repo).
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd)
+NLP_VERSION=2.8.1
+NLP_SHA256=8cb5324ee5c39d29264ec5049ea5a6beeebb04a625b5a5c519b92475ea7d067f
+wheel=$1/paddlenlp-$NLP_VERSION-py3-none-any.whl
+mkdir -p "$1"
+if [ ! -f "$wheel" ]; then
+    log=$(mktemp)
+    if ! "$root/.venv/bin/python" -m pip download --quiet --no-deps "paddlenlp==$NLP_VERSION" -d "$1" >"$log" 2>&1; then
+        echo "fetch_paddlenlp: pip download paddlenlp==$NLP_VERSION failed:" >&2
+        tail -3 "$log" >&2
+        rm -f "$log"
+        exit 1
+    fi
+    rm -f "$log"
+fi
+if ! echo "$NLP_SHA256  $wheel" | sha256sum -c --status; then
+    echo "fetch_paddlenlp: $wheel: sha256 is not $NLP_SHA256" >&2
+    rm -f "$wheel"
+    exit 1
+fi
+echo "$wheel"
