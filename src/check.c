@@ -230,23 +230,6 @@ static void check__emit(Checker *ck, const char *code, P2sSpan span, const char 
     *ck->owner = *ck->owner || e.leaves;
 }
 
-/* The text of a node with every run of whitespace made one space (signatures span lines). */
-static void check__flat_text(const Checker *ck, TSNode node, P2sStrbuf *out)
-{
-    bool space = false;
-    for (uint32_t i = ts_node_start_byte(node), end = ts_node_end_byte(node); i < end; i++) {
-        char c = ck->src->bytes[i];
-        if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\\') {
-            space = true;
-            continue;
-        }
-        if (space && out->len > 0 && out->buf[out->len - 1] != '(' && c != ')')
-            p2s_strbuf_addch(out, ' ');
-        space = false;
-        p2s_strbuf_addch(out, c);
-    }
-}
-
 /* ---- classes ---- */
 
 static const P2sPyLayerClass *check__class(const Checker *ck, size_t index)
@@ -709,12 +692,17 @@ static bool check__one_value(const Checker *ck, const Method *f, TSNode value)
            check__is_tensor_name(ck, f, left) || check__is_tensor_name(ck, f, right);
 }
 
-/* forward: the most outputs any return can have (CHECK_UNKNOWN unless every return is a
- * literal or one value), and the fewest certain Tensor outputs over all returns. */
-static void check__forward_outputs(const Checker *ck, const Method *f, size_t *at_most, size_t *at_least)
+/* What forward's returns say of its outputs: the most any return can have (CHECK_UNKNOWN
+ * unless every return is a literal or one value), the fewest certain Tensor outputs over all
+ * returns, and the count when every return has the same one (the hover's "returns N"). */
+typedef struct {
+    size_t at_most, at_least, exactly;
+} ForwardOutputs;
+
+static ForwardOutputs check__forward_outputs(const Checker *ck, const Method *f)
 {
-    *at_most = f->returns.size && !f->generator ? 0 : CHECK_UNKNOWN;
-    *at_least = f->returns.size && !f->generator ? CHECK_UNKNOWN : 0;
+    bool known = f->returns.size && !f->generator;
+    ForwardOutputs out = {known ? 0 : CHECK_UNKNOWN, known ? CHECK_UNKNOWN : 0, CHECK_UNKNOWN};
     for (size_t i = 0; i < f->returns.size && !f->generator; i++) {
         TSNode value = ts_node_named_child(f->returns.contents[i], 0);
         NodeList elems = {0};
@@ -730,11 +718,13 @@ static void check__forward_outputs(const Checker *ck, const Method *f, size_t *a
             least = check__is_tensor_name(ck, f, check__unparen(value));
         }
         array_delete(&elems);
-        if (*at_most != CHECK_UNKNOWN && (most == CHECK_UNKNOWN || most > *at_most))
-            *at_most = most;
-        if (least < *at_least)
-            *at_least = least;
+        if (out.at_most != CHECK_UNKNOWN && (most == CHECK_UNKNOWN || most > out.at_most))
+            out.at_most = most;
+        if (least < out.at_least)
+            out.at_least = least;
+        out.exactly = i == 0 || most == out.exactly ? most : CHECK_UNKNOWN;
     }
+    return out;
 }
 
 /* backward: the fewest values any return gives, or CHECK_UNKNOWN when some return's count is
@@ -765,21 +755,18 @@ static size_t check__backward_returns(const Checker *ck, const Method *b, TSNode
     return known ? fewest : CHECK_UNKNOWN;
 }
 
-/* forward's inputs bound: one per parameter after ctx, unless *args / **kwargs take more. */
-static size_t check__forward_inputs(const Method *f)
+/* forward's inputs: one per parameter after ctx, unless *args / **kwargs take more. */
+static size_t check__forward_inputs(const P2sSignature *sig)
 {
-    for (size_t i = 0; i < f->params.size; i++)
-        if (check__param_is(f->params.contents[i], P2S_KIND_LIST_SPLAT_PATTERN) ||
-            check__param_is(f->params.contents[i], P2S_KIND_DICTIONARY_SPLAT_PATTERN))
+    for (size_t i = 0; i < sig->params.size; i++)
+        if (sig->params.contents[i].kind == P2S_PARAM_VAR_POSITIONAL || sig->params.contents[i].kind == P2S_PARAM_VAR_KEYWORD)
             return CHECK_UNKNOWN;
-    size_t n = 0;
-    for (size_t i = 0; i < f->params.size; i++)
-        n += p2s_node_present(check__param_name(f->params.contents[i]));
-    return n;
+    return sig->params.size;
 }
 
 /* P2S105 / P2S106. */
-static void check__counts(Checker *ck, const Method *f, const Method *b, const char *cls_name)
+static void check__counts(Checker *ck, const Method *f, const Method *b, const P2sSignature *sig,
+                          const ForwardOutputs *outputs, const char *cls_name)
 {
     if (!p2s_node_present(f->def) || !p2s_node_present(b->def) || !p2s_node_present(b->ctx) ||
         !p2s_node_present(f->ctx))
@@ -798,8 +785,7 @@ static void check__counts(Checker *ck, const Method *f, const Method *b, const c
         accepted++;
         required += !check__param_has_default(p);
     }
-    size_t at_most, at_least;
-    check__forward_outputs(ck, f, &at_most, &at_least);
+    size_t at_most = outputs->at_most, at_least = outputs->at_least;
     char given[48], expected[48];
     P2sSpan span = p2s_node_span(p2s_child(b->def, P2S_FIELD_PARAMETERS));
     if (at_most != CHECK_UNKNOWN && required > at_most) {
@@ -815,7 +801,7 @@ static void check__counts(Checker *ck, const Method *f, const Method *b, const c
     }
     TSNode first = {0};
     size_t returned = check__backward_returns(ck, b, &first);
-    size_t inputs = check__forward_inputs(f);
+    size_t inputs = check__forward_inputs(sig);
     /* With no inputs nothing needs a gradient, so backward never runs. */
     if (returned != CHECK_UNKNOWN && inputs != CHECK_UNKNOWN && inputs > 0 && returned > inputs) {
         snprintf(given, sizeof given, "%zu", returned);
@@ -939,7 +925,9 @@ static void check__pylayer(Checker *ck, size_t index)
     const Method *b = check__method(ck, index, P2S_IN_BACKWARD);
     check__signature(ck, index, f, name.buf);
     check__signature(ck, index, b, name.buf);
-    check__counts(ck, f, b, name.buf);
+    ForwardOutputs outputs = check__forward_outputs(ck, f);
+    ck->found->classes.contents[index].forward_outputs = outputs.exactly;
+    check__counts(ck, f, b, check__class(ck, index)->signature, &outputs, name.buf);
     check__ctx_calls(ck, f, b, name.buf);
     check__hazards(ck, f);
     check__hazards(ck, b);
@@ -948,161 +936,92 @@ static void check__pylayer(Checker *ck, size_t index)
 
 /* ---- .apply sites ---- */
 
-typedef enum { PARAM_POSITIONAL_ONLY, PARAM_POSITIONAL, PARAM_KEYWORD_ONLY } ParamKind;
-
-typedef struct {
-    TSNode name;
-    ParamKind kind;
-    bool has_default;
-    bool filled;
-} Param;
-
-typedef struct {
-    Array(Param) params;
-    bool var_positional, var_keyword;
-} Signature;
-
-/* forward's signature after ctx; false when it cannot be read (no plain ctx first). */
-static bool check__signature_of(const Method *f, Signature *sig)
+/* The class a site calls, as its messages name it: a class of this file by its qualified name,
+ * another module's as the call spells it. */
+static void check__site_class_name(const Checker *ck, const P2sApplySite *site, P2sStrbuf *out)
 {
-    if (!p2s_node_present(f->ctx))
-        return false;
-    ParamKind kind = PARAM_POSITIONAL;
-    for (size_t i = 0; i < f->params.size; i++) {
-        TSNode p = f->params.contents[i];
-        if (check__type_is(p, P2S_KIND_POSITIONAL_SEPARATOR)) {
-            for (size_t k = 0; k < sig->params.size; k++)
-                sig->params.contents[k].kind = PARAM_POSITIONAL_ONLY;
-        } else if (check__type_is(p, P2S_KIND_KEYWORD_SEPARATOR)) {
-            kind = PARAM_KEYWORD_ONLY;
-        } else if (check__param_is(p, P2S_KIND_LIST_SPLAT_PATTERN)) {
-            sig->var_positional = true;
-            kind = PARAM_KEYWORD_ONLY;
-        } else if (check__param_is(p, P2S_KIND_DICTIONARY_SPLAT_PATTERN)) {
-            sig->var_keyword = true;
-        } else if (p2s_node_present(check__param_name(p))) {
-            Param param = {check__param_name(p), kind, check__param_has_default(p), false};
-            array_push(&sig->params, param);
-        }
-    }
-    return true;
-}
-
-static void check__accepted(const Checker *ck, const Method *f, P2sStrbuf *out)
-{
-    for (size_t i = 0; i < f->params.size; i++) {
-        if (i)
-            p2s_strbuf_adds(out, ", ");
-        check__flat_text(ck, f->params.contents[i], out);
-    }
-    if (f->params.size == 0)
-        p2s_strbuf_adds(out, "no arguments");
+    if (site->class_index == P2S_SITE_EXTERNAL)
+        p2s_node_flat_text(ck->src, p2s_child(site->attribute, P2S_FIELD_OBJECT), out);
+    else
+        check__class_name(ck, site->class_index, out);
 }
 
 /* The class's name and what forward accepts, for a site's message: made only when one fires. */
-static void check__site_texts(const Checker *ck, size_t index, const Method *f, P2sStrbuf *name,
-                              P2sStrbuf *accepted)
+static void check__site_texts(const Checker *ck, const P2sApplySite *site, P2sStrbuf *name, P2sStrbuf *accepted)
 {
     if (name->len)
         return;
-    check__class_name(ck, index, name);
-    check__accepted(ck, f, accepted);
+    check__site_class_name(ck, site, name);
+    const char *text = p2s_signature_accepted(site->signature);
+    p2s_strbuf_adds(accepted, *text ? text : "no arguments");
 }
 
+/* P2S111: positional arguments past every parameter that takes one; only when no `*xs` makes
+ * the count unknown. */
+static void check__too_many(Checker *ck, const P2sApplySite *site, const P2sBinding *b, P2sStrbuf *name,
+                            P2sStrbuf *accepted)
+{
+    TSNode first = {0}, last = {0};
+    for (size_t i = 0; i < b->arguments.size && !b->list_unpacked; i++) {
+        if (b->arguments.contents[i].kind != P2S_BOUND_EXTRA)
+            continue;
+        if (ts_node_is_null(first))
+            first = b->arguments.contents[i].argument;
+        last = b->arguments.contents[i].argument;
+    }
+    if (ts_node_is_null(first))
+        return;
+    char expected[48], given[24];
+    if (b->required == b->capacity)
+        snprintf(expected, sizeof expected, "%zu", b->capacity);
+    else
+        snprintf(expected, sizeof expected, "from %zu to %zu", b->required, b->capacity);
+    snprintf(given, sizeof given, "%zu", b->positional);
+    check__site_texts(ck, site, name, accepted);
+    const char *kv[] = {"class", name->buf, "expected", expected, "given", given, "accepted", accepted->buf};
+    check__emit(ck, "P2S111", p2s_span(ts_node_start_byte(first), ts_node_end_byte(last)), kv, 4);
+}
+
+/* P2S110-P2S113: the call's arguments bound to forward's signature, as Python would. */
 static void check__site(Checker *ck, P2sApplySite *site)
 {
-    if (site->class_index == P2S_SITE_EXTERNAL)
-        return;
-    const P2sPyLayerClass *cls = check__class(ck, site->class_index);
-    site->as_written = cls->as_written;
+    if (site->class_index != P2S_SITE_EXTERNAL)
+        site->as_written = check__class(ck, site->class_index)->as_written;
     ck->owner = &site->as_written;
-    if (!p2s_node_present(site->call))
+    const P2sSignature *sig = site->signature;
+    if (!p2s_node_present(site->call) || !sig || !sig->bindable)
         return;
-    if (!p2s_node_present(cls->forward) || !cls->forward_plain)
-        return;
-    const Method *f = check__method(ck, site->class_index, P2S_IN_FORWARD);
-    Signature sig = {0};
+    TSNode args = p2s_child(site->call, P2S_FIELD_ARGUMENTS);
+    P2sBinding b;
+    p2s_bind(ck->src, sig, args, &b);
     P2sStrbuf name, accepted, text;
     p2s_strbuf_init(&name);
     p2s_strbuf_init(&accepted);
     p2s_strbuf_init(&text);
-    if (!check__signature_of(f, &sig))
-        goto done;
-
-    TSNode args = p2s_child(site->call, P2S_FIELD_ARGUMENTS);
-    uint32_t n = ts_node_named_child_count(args);
-    bool list_splat = false, dict_splat = false;
-    NodeList positional = {0};
-    for (uint32_t i = 0; i < n; i++) {
-        TSNode a = ts_node_named_child(args, i);
-        if (check__type_is(a, P2S_KIND_LIST_SPLAT))
-            list_splat = true;
-        else if (check__type_is(a, P2S_KIND_DICTIONARY_SPLAT))
-            dict_splat = true;
-        else if (!check__type_is(a, P2S_KIND_KEYWORD_ARGUMENT) && !check__type_is(a, P2S_KIND_COMMENT))
-            array_push(&positional, a);
-    }
-    size_t capacity = 0, required_positional = 0;
-    for (size_t k = 0; k < sig.params.size; k++) {
-        Param *p = &sig.params.contents[k];
-        if (p->kind == PARAM_KEYWORD_ONLY)
+    check__too_many(ck, site, &b, &name, &accepted);
+    for (size_t i = 0; i < b.arguments.size; i++) {
+        const P2sBoundArgument *arg = &b.arguments.contents[i];
+        if (arg->kind != P2S_BOUND_NO_KEYWORD && arg->kind != P2S_BOUND_DUPLICATE)
             continue;
-        capacity++;
-        required_positional += !p->has_default;
-        if (!list_splat && capacity <= positional.size)
-            p->filled = true;
-    }
-    if (!list_splat && !sig.var_positional && positional.size > capacity) {
-        char expected[48], given[24];
-        if (required_positional == capacity)
-            snprintf(expected, sizeof expected, "%zu", capacity);
-        else
-            snprintf(expected, sizeof expected, "from %zu to %zu", required_positional, capacity);
-        snprintf(given, sizeof given, "%zu", positional.size);
-        check__site_texts(ck, site->class_index, f, &name, &accepted);
-        const char *kv[] = {"class", name.buf, "expected", expected, "given", given, "accepted", accepted.buf};
-        P2sSpan span = p2s_span(ts_node_start_byte(positional.contents[capacity]),
-                                ts_node_end_byte(positional.contents[positional.size - 1]));
-        check__emit(ck, "P2S111", span, kv, 4);
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        TSNode a = ts_node_named_child(args, i);
-        if (!check__type_is(a, P2S_KIND_KEYWORD_ARGUMENT))
-            continue;
-        TSNode key = p2s_child(a, P2S_FIELD_NAME);
-        Param *match = NULL;
-        for (size_t k = 0; k < sig.params.size && !match; k++)
-            if (sig.params.contents[k].kind != PARAM_POSITIONAL_ONLY && check__same_text(ck, key, sig.params.contents[k].name))
-                match = &sig.params.contents[k];
-        if (match && !match->filled) {
-            match->filled = true;
-            continue;
-        }
-        if (!match && sig.var_keyword)
-            continue;
+        TSNode key = p2s_child(arg->argument, P2S_FIELD_NAME);
         p2s_strbuf_reset(&text);
-        p2s_strbuf_add(&text, ck->src->bytes + ts_node_start_byte(key), ts_node_end_byte(key) - ts_node_start_byte(key));
-        check__site_texts(ck, site->class_index, f, &name, &accepted);
+        p2s_node_flat_text(ck->src, key, &text);
+        check__site_texts(ck, site, &name, &accepted);
         const char *kv[] = {"class", name.buf, "name", text.buf, "accepted", accepted.buf};
-        if (!match)
+        if (arg->kind == P2S_BOUND_NO_KEYWORD)
             check__emit(ck, "P2S110", p2s_node_span(key), kv, 3);
         else
-            check__emit(ck, "P2S113", p2s_node_span(a), kv, 3);
+            check__emit(ck, "P2S113", p2s_node_span(arg->argument), kv, 3);
     }
-    for (size_t k = 0; k < sig.params.size && !list_splat && !dict_splat; k++) {
-        const Param *p = &sig.params.contents[k];
-        if (p->filled || p->has_default)
-            continue;
+    if (b.missing != SIZE_MAX) {
+        P2sSpan missing = sig->params.contents[b.missing].name;
         p2s_strbuf_reset(&text);
-        p2s_strbuf_add(&text, ck->src->bytes + ts_node_start_byte(p->name), ts_node_end_byte(p->name) - ts_node_start_byte(p->name));
-        check__site_texts(ck, site->class_index, f, &name, &accepted);
+        p2s_strbuf_add(&text, sig->text + missing.start, missing.end - missing.start);
+        check__site_texts(ck, site, &name, &accepted);
         const char *kv[] = {"class", name.buf, "name", text.buf, "accepted", accepted.buf};
         check__emit(ck, "P2S112", p2s_node_span(args), kv, 3);
-        break;
     }
-    array_delete(&positional);
-done:
-    array_delete(&sig.params);
+    p2s_binding_release(&b);
     p2s_strbuf_release(&name);
     p2s_strbuf_release(&accepted);
     p2s_strbuf_release(&text);
@@ -1246,7 +1165,7 @@ static void check__dynamic_site(Checker *ck, P2sApplySite *site, size_t escaping
     P2sStrbuf object, name;
     p2s_strbuf_init(&object);
     p2s_strbuf_init(&name);
-    check__flat_text(ck, p2s_child(site->attribute, P2S_FIELD_OBJECT), &object);
+    p2s_node_flat_text(ck->src, p2s_child(site->attribute, P2S_FIELD_OBJECT), &object);
     ck->owner = &site->as_written;
     if (escaping == SIZE_MAX) {
         const char *kv[] = {"object", object.buf};
@@ -1263,15 +1182,36 @@ static void check__dynamic_site(Checker *ck, P2sApplySite *site, size_t escaping
 
 /* Source order, so the report reads top to bottom; stable, so one line's diagnostics keep the
  * order the checks produced them in. */
-static void check__sort(P2sDiagSink *sink)
+/* Where a diagnostic sorts: at its start, but a class's P2S301 at the class's end, so the note
+ * follows the findings in the class that caused it. */
+static size_t check__sort_key(const Checker *ck, const P2sDiag *d)
 {
+    if (strcmp(d->code, "P2S301") != 0)
+        return d->span.start;
+    for (size_t i = 0; i < ck->found->classes.size; i++) {
+        const P2sPyLayerClass *cls = &ck->found->classes.contents[i];
+        if (cls->name.start == d->span.start)
+            return ts_node_end_byte(cls->node);
+    }
+    return d->span.start;
+}
+
+static void check__sort(const Checker *ck, P2sDiagSink *sink)
+{
+    size_t *keys = p2s_calloc(sink->items.size + 1, sizeof *keys);
+    for (size_t i = 0; i < sink->items.size; i++)
+        keys[i] = check__sort_key(ck, &sink->items.contents[i]);
     for (size_t i = 1; i < sink->items.size; i++) {
         P2sDiag d = sink->items.contents[i];
-        size_t k = i;
-        for (; k > 0 && sink->items.contents[k - 1].span.start > d.span.start; k--)
+        size_t key = keys[i], k = i;
+        for (; k > 0 && keys[k - 1] > key; k--) {
             sink->items.contents[k] = sink->items.contents[k - 1];
+            keys[k] = keys[k - 1];
+        }
         sink->items.contents[k] = d;
+        keys[k] = key;
     }
+    p2s_free(keys);
 }
 
 size_t p2s_check(const P2sSource *src, P2sFindings *found,
@@ -1307,15 +1247,10 @@ size_t p2s_check(const P2sSource *src, P2sFindings *found,
         else
             check__site(&ck, site);
     }
-    check__sort(&local);
+    check__sort(&ck, &local);
     p2s_suppress_filter(&local, 0, src, rules);
     size_t errors = local.errors;
-    for (size_t i = 0; i < local.items.size; i++) {
-        array_push(&sink->items, local.items.contents[i]);
-        if (local.items.contents[i].severity == P2S_ERROR)
-            sink->errors++;
-    }
-    array_delete(&local.items);
+    p2s_diag_sink_move(sink, &local);
     array_delete(&ck.emitted);
     array_delete(&ck.subclassed);
     array_delete(&ck.applied);

@@ -1,4 +1,4 @@
-/* check.h — the PyLayer contract (SPEC.md rules 1-5) and static-graph hazards, as
+/* check.h — the PyLayer contract (docs/DESIGN.md, rules 1-5) and static-graph hazards, as
  * diagnostics. Codes, severities, messages and fix hints come from the rules' diagnostic table
  * (rules/paddle.json, docs/rules.md); the ctx method table and the hazards too.
  *

@@ -77,10 +77,7 @@ void p2s_cli_usage(P2sStrbuf *out)
 void p2s_cli_release(P2sOptions *opts)
 {
     array_delete(&opts->inputs);
-    array_delete(&opts->rules_files);
-    array_delete(&opts->select);
-    array_delete(&opts->ignore);
-    array_delete(&opts->warn);
+    p2s_settings_release(&opts->settings);
     array_delete(&opts->excludes);
 }
 
@@ -139,12 +136,13 @@ int p2s_cli_parse(int argc, char **argv, P2sOptions *out, P2sStrbuf *err)
     static const char *const formats[] = {"text", "json", "sarif"};
     static const char *const colors[] = {"auto", "always", "never"};
     memset(out, 0, sizeof *out);
+    out->settings.command_line = true;
     const CliFlag flags[] = {
         {"--help", "-h", &out->help}, {"--version", NULL, &out->version},
         {"--in-place", "-i", &out->in_place}, {"--quiet", "-q", &out->quiet},
         {"--parse-only", NULL, &out->parse_only}, {"--check", NULL, &out->check},
         {"--diff", NULL, &out->diff}, {"--lint", NULL, &out->lint}, {"--list", NULL, &out->list},
-        {"--no-config", NULL, &out->no_config},
+        {"--no-config", NULL, &out->settings.no_config},
     };
     bool only_operands = false;
     for (int i = 1; i < argc; i++) {
@@ -183,14 +181,14 @@ int p2s_cli_parse(int argc, char **argv, P2sOptions *out, P2sStrbuf *err)
         } else if ((value = cli__value(argc, argv, &i, "--stdin-filename", &missing))) {
             out->stdin_filename = value;
         } else if ((value = cli__value(argc, argv, &i, "--rules", &missing))) {
-            array_push(&out->rules_files, value);
+            array_push(&out->settings.rules_files, p2s_strdup(value));
         } else if ((value = cli__value(argc, argv, &i, "--select", &missing))) {
-            array_push(&out->select, value);
-            out->select_given = true;
+            array_push(&out->settings.select, p2s_strdup(value));
+            out->settings.select_given = true;
         } else if ((value = cli__value(argc, argv, &i, "--ignore", &missing))) {
-            array_push(&out->ignore, value);
+            array_push(&out->settings.ignore, p2s_strdup(value));
         } else if ((value = cli__value(argc, argv, &i, "--warn", &missing))) {
-            array_push(&out->warn, value);
+            array_push(&out->settings.warn, p2s_strdup(value));
         } else if ((value = cli__value(argc, argv, &i, "--exclude", &missing))) {
             array_push(&out->excludes, value);
         } else if ((value = cli__value(argc, argv, &i, "-j", &missing)) ||
@@ -200,7 +198,8 @@ int p2s_cli_parse(int argc, char **argv, P2sOptions *out, P2sStrbuf *err)
         } else if ((value = cli__value(argc, argv, &i, "--depfile", &missing))) {
             out->depfile = value;
         } else if ((value = cli__value(argc, argv, &i, "--config", &missing))) {
-            out->config = value;
+            p2s_free(out->settings.config);
+            out->settings.config = p2s_strdup(value);
         } else if (missing) {
             return cli__fail(err, "option '%s' needs a value", arg);
         } else {

@@ -1,4 +1,4 @@
-/* cli.h — the command line: options, usage text, exit codes (DESIGN.md's CLI contract). */
+/* cli.h — the command line: options, usage text, exit codes (docs/DESIGN.md's CLI contract). */
 #ifndef P2S_CLI_H
 #define P2S_CLI_H
 
@@ -7,6 +7,7 @@
 
 #include "array.h"
 #include "report.h"
+#include "settings.h"
 #include "strbuf.h"
 
 enum {
@@ -38,15 +39,10 @@ typedef struct {
     bool diff;                  /* print what would change; write nothing */
     bool lint;                  /* diagnostics only, on stdout */
     bool list;                  /* PyLayer classes and apply sites, on stdout */
-    P2sStringList rules_files;
-    P2sStringList select, ignore;   /* code prefixes; --select replaces the config's */
-    bool select_given;
-    P2sStringList warn;         /* code prefixes whose errors are reported as warnings */
+    P2sSettings settings;       /* --rules, --select, --ignore, --warn, --config, --no-config */
     P2sStringList excludes;     /* tree mode: globs */
     unsigned jobs;              /* tree mode; 0: not given */
     const char *depfile;
-    const char *config;         /* --config FILE: a pyproject.toml to read instead of the nearest */
-    bool no_config;
     bool help, version;
 } P2sOptions;
 

@@ -156,10 +156,8 @@ static int config__value(Toml *t, size_t key_at, size_t key_len, const char *bas
         out->has_src |= list == &out->src;
         return 0;
     }
-    if (KEY_IS("select")) {
-        out->has_select = true;
+    if (KEY_IS("select"))
         return config__strings(t, &out->select);
-    }
     if (KEY_IS("ignore"))
         return config__strings(t, &out->ignore);
     if (KEY_IS("warn"))
@@ -168,9 +166,17 @@ static int config__value(Toml *t, size_t key_at, size_t key_len, const char *bas
         return config__strings(t, &out->exclude);
     if (KEY_IS("jobs"))
         return config__integer(t, &out->jobs);
+    if (KEY_IS("packages")) {
+        /* Installed libraries the runtime's import hook transpiles too (configured_packages in
+         * importhook.py, which wants an array); nothing of this binary reads them. */
+        P2sStrings packages = {0};
+        int rc = config__string_array(t, &packages);
+        p2s_strings_release(&packages);
+        return rc;
+    }
 #undef KEY_IS
     t->at = key_at;
-    return config__error(t, "unknown key (expected rules, select, ignore, warn, exclude, jobs or src)");
+    return config__error(t, "unknown key (expected rules, select, ignore, warn, exclude, jobs, src or packages)");
 }
 
 /* Reads `[table]` at t->at; *ours tells whether it is [tool.pylayer2static]. */

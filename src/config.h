@@ -1,5 +1,5 @@
 /* config.h — `[tool.pylayer2static]` in pyproject.toml: rules, select, ignore, warn, exclude, jobs,
- * src.
+ * src, and packages (read by the runtime's import hook only: checked, not kept).
  * The nearest pyproject.toml above the input that has that table is used. Only the TOML this
  * table needs is read: strings, integers and arrays of strings. P2sConfig owns its strings. */
 #ifndef P2S_CONFIG_H
@@ -15,7 +15,6 @@ typedef struct {
     P2sStrings rules;           /* rules files, relative paths resolved against the file's directory */
     P2sStrings select, ignore, exclude;
     P2sStrings warn;            /* codes (prefixes) whose errors are reported as warnings */
-    bool has_select;
     P2sStrings src;             /* import roots (ruff's `src`), resolved against the file's directory */
     bool has_src;
     unsigned jobs;              /* 0: not set */

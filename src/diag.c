@@ -6,6 +6,12 @@
 
 #include "strbuf.h"
 
+static void diag__free(P2sDiag *d)
+{
+    p2s_free(d->message);
+    p2s_free(d->fix);
+}
+
 void p2s_diag_sink_init(P2sDiagSink *self)
 {
     memset(self, 0, sizeof *self);
@@ -13,12 +19,54 @@ void p2s_diag_sink_init(P2sDiagSink *self)
 
 void p2s_diag_sink_release(P2sDiagSink *self)
 {
-    for (size_t i = 0; i < self->items.size; i++) {
-        p2s_free(self->items.contents[i].message);
-        p2s_free(self->items.contents[i].fix);
-    }
+    for (size_t i = 0; i < self->items.size; i++)
+        diag__free(&self->items.contents[i]);
     array_delete(&self->items);
     self->errors = 0;
+}
+
+void p2s_diag_sink_append(P2sDiagSink *self, P2sDiag d)
+{
+    array_push(&self->items, d);
+    if (d.severity == P2S_ERROR)
+        self->errors++;
+}
+
+void p2s_diag_sink_move(P2sDiagSink *self, P2sDiagSink *from)
+{
+    for (size_t i = 0; i < from->items.size; i++)
+        p2s_diag_sink_append(self, from->items.contents[i]);
+    array_delete(&from->items);
+    from->errors = 0;
+}
+
+void p2s_diag_sink_truncate(P2sDiagSink *self, size_t from)
+{
+    for (size_t i = from; i < self->items.size; i++) {
+        if (self->items.contents[i].severity == P2S_ERROR)
+            self->errors--;
+        diag__free(&self->items.contents[i]);
+    }
+    if (from < self->items.size)
+        self->items.size = from;
+}
+
+void p2s_diag_sink_remove_if(P2sDiagSink *self, size_t from, bool (*drop)(const P2sDiag *d, const void *ctx),
+                             const void *ctx)
+{
+    size_t kept = from;
+    for (size_t i = from; i < self->items.size; i++) {
+        P2sDiag *d = &self->items.contents[i];
+        if (!drop(d, ctx)) {
+            self->items.contents[kept++] = *d;
+            continue;
+        }
+        if (d->severity == P2S_ERROR)
+            self->errors--;
+        diag__free(d);
+    }
+    if (kept < self->items.size)
+        self->items.size = kept;
 }
 
 static P2sDiag *diag__push(P2sDiagSink *self, P2sSeverity severity, const char *code,
@@ -34,9 +82,7 @@ static P2sDiag *diag__push(P2sDiagSink *self, P2sSeverity severity, const char *
     d.has_span = has_span;
     d.span = span;
     d.message = p2s_strbuf_detach(&msg, NULL);
-    array_push(&self->items, d);
-    if (severity == P2S_ERROR)
-        self->errors++;
+    p2s_diag_sink_append(self, d);
     return array_back(&self->items);
 }
 

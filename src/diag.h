@@ -19,13 +19,25 @@ typedef struct {
     char *fix;           /* NULL when there is no hint */
 } P2sDiag;
 
+/* Diagnostics change hands only through the functions below, which keep `errors` true: read
+ * it, never write it. */
 typedef struct {
     Array(P2sDiag) items;
-    size_t errors;
+    size_t errors;              /* items of severity error */
 } P2sDiagSink;
 
 void p2s_diag_sink_init(P2sDiagSink *self);
 void p2s_diag_sink_release(P2sDiagSink *self);
+/* Appends d, taking its message and fix. */
+void p2s_diag_sink_append(P2sDiagSink *self, P2sDiag d);
+/* Appends every diagnostic of from, which is left empty (and released). */
+void p2s_diag_sink_move(P2sDiagSink *self, P2sDiagSink *from);
+/* Drops the diagnostics from index `from` on. */
+void p2s_diag_sink_truncate(P2sDiagSink *self, size_t from);
+/* Drops the diagnostics from index `from` on for which drop says so, keeping the order of the
+ * rest. */
+void p2s_diag_sink_remove_if(P2sDiagSink *self, size_t from, bool (*drop)(const P2sDiag *d, const void *ctx),
+                             const void *ctx);
 
 /* Appends one diagnostic; returns it so a caller can attach a fix hint. */
 P2sDiag *p2s_diag_emitf(P2sDiagSink *self, P2sSeverity severity, const char *code,

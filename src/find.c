@@ -86,12 +86,6 @@ static bool find__type_is(TSNode node, const char *type)
     return strcmp(ts_node_type(node), type) == 0;
 }
 
-static bool find__span_eq(const Finder *f, P2sSpan a, P2sSpan b)
-{
-    return a.end - a.start == b.end - b.start &&
-           memcmp(f->src->bytes + a.start, f->src->bytes + b.start, a.end - a.start) == 0;
-}
-
 static size_t find__current_scope(const Finder *f)
 {
     return f->stack.contents[f->stack.size - 1];
@@ -340,6 +334,7 @@ static void find__enter_class(Finder *f, Frames *frames)
     TSNode node = self->node;
     size_t outer = find__current_scope(f);
     P2sPyLayerClass cls = {0};
+    cls.forward_outputs = P2S_COUNT_UNKNOWN;
     TSNode name = p2s_child(node, P2S_FIELD_NAME);
     cls.node = node;
     cls.name = p2s_node_span(name);
@@ -535,7 +530,7 @@ static bool find__is_external(const Finder *f, const Meaning *m)
     if (m->kind != MEANING_QUAL || !f->module || !f->module->external)
         return false;
     size_t n = strlen(m->qual);
-    if (p2s_nameset_contains(f->module->external, m->qual, n))
+    if (p2s_externals_get(f->module->external, m->qual, n))
         return true;
     /* Should another module turn out to export this name, this one must be found again. */
     p2s_nameset_add(&f->out->misses, m->qual, n);
@@ -669,16 +664,22 @@ static Meaning find__resolve(const Finder *f, TSNode expr, size_t scope, size_t 
     return none;
 }
 
-/* Remembers that this module depends on another module's PyLayer (for --depfile). */
+/* Another module's PyLayer as the external set knows it, or NULL. */
+static const P2sExternal *find__external(const Finder *f, const Meaning *m)
+{
+    if (m->kind != MEANING_QUAL || !f->module || !f->module->external)
+        return NULL;
+    return p2s_externals_get(f->module->external, m->qual, strlen(m->qual));
+}
+
 /* Another module's PyLayer that is left as written (tree mode). */
 static bool find__is_as_written(const Finder *f, const Meaning *m)
 {
-    size_t value = 0;
-    return m->kind == MEANING_QUAL && f->module && f->module->external &&
-           p2s_nameset_get(f->module->external, m->qual, strlen(m->qual), &value) &&
-           value == P2S_EXTERNAL_AS_WRITTEN;
+    const P2sExternal *e = find__external(f, m);
+    return e && e->as_written;
 }
 
+/* Remembers that this module depends on another module's PyLayer (for --depfile). */
 static void find__note_external(Finder *f, const Meaning *m)
 {
     if (!find__is_external(f, m))
@@ -809,18 +810,17 @@ static bool find__bound_once_at_module(const Finder *f, P2sSpan name)
 }
 
 /* A parameter name that would shadow what the builder needs (the class, the runtime). */
-static bool find__params_shadow(const Finder *f, TSNode params, P2sSpan head)
+static bool find__params_shadow(const Finder *f, const P2sSignature *sig, P2sSpan head)
 {
-    uint32_t n = ts_node_named_child_count(params);
-    for (uint32_t i = 0; i < n; i++) {
-        TSNode p = ts_node_named_child(params, i);
-        TSNode name = p2s_child(p, P2S_FIELD_NAME);
-        if (!p2s_node_present(name))
-            name = find__type_is(p, "identifier") ? p : ts_node_named_child(p, 0);
-        if (!p2s_node_present(name) || !find__type_is(name, "identifier"))
-            continue;
-        P2sSpan s = p2s_node_span(name);
-        if (find__span_eq(f, s, head) || find__text_is(f, name, "_p2s"))
+    const char *head_text = f->src->bytes + head.start;
+    size_t head_len = head.end - head.start;
+    if (sig->ctx.end - sig->ctx.start == head_len && memcmp(sig->text + sig->ctx.start, head_text, head_len) == 0)
+        return true;
+    if (sig->ctx.end - sig->ctx.start == 4 && memcmp(sig->text + sig->ctx.start, "_p2s", 4) == 0)
+        return true;
+    for (size_t i = 0; i < sig->params.size; i++) {
+        const P2sParam *p = &sig->params.contents[i];
+        if (p2s_param_is(sig, p, head_text, head_len) || p2s_param_is(sig, p, "_p2s", 4))
             return true;
     }
     return false;
@@ -834,6 +834,8 @@ static void find__decide_builder(Finder *f, size_t index)
     bool backward_plain = false;
     cls->backward = find__inherited_method(f, index, "backward", &cls->backward_stmt, &cls->backward_owner,
                                            &backward_plain, 0);
+    if (p2s_node_present(cls->forward))
+        cls->signature = p2s_signature_read(f->src, cls->forward, cls->forward_plain);
     if (!cls->qualname || !p2s_node_present(cls->forward) || !cls->forward_plain)
         return;
     size_t head_len = strcspn(cls->qualname, ".");
@@ -848,10 +850,7 @@ static void find__decide_builder(Finder *f, size_t index)
     }
     if (head.end == head.start || !find__bound_once_at_module(f, head))
         return;
-    TSNode params = p2s_child(cls->forward, P2S_FIELD_PARAMETERS);
-    if (ts_node_named_child_count(params) == 0 || !find__type_is(ts_node_named_child(params, 0), "identifier"))
-        return;
-    if (find__params_shadow(f, params, head))
+    if (!cls->signature->ctx_plain || find__params_shadow(f, cls->signature, head))
         return;
     cls->builder = true;
 }
@@ -921,10 +920,16 @@ static void find__resolve_sites(Finder *f)
             site.attribute = c->attribute;
             site.class_index = local ? m.class_index : external ? P2S_SITE_EXTERNAL : P2S_SITE_DYNAMIC;
             site.as_written = external && find__is_as_written(f, &m);
+            site.signature = local ? f->out->classes.contents[m.class_index].signature : NULL;
+            const P2sExternal *e = external ? find__external(f, &m) : NULL;
+            if (e && e->signature) {
+                array_push(&f->out->external_signatures, p2s_signature_copy(e->signature));
+                site.signature = *array_back(&f->out->external_signatures);
+            }
             TSNode parent = c->parent;
-            if (find__type_is(parent, "call") &&
+            if (p2s_kind(parent) == P2S_KIND_CALL &&
                 ts_node_eq(p2s_child(parent, P2S_FIELD_FUNCTION), c->attribute) &&
-                find__type_is(p2s_child(parent, P2S_FIELD_ARGUMENTS), "argument_list"))
+                p2s_kind(p2s_child(parent, P2S_FIELD_ARGUMENTS)) == P2S_KIND_ARGUMENT_LIST)
                 site.call = parent;
             array_push(&f->out->sites, site);
         }
@@ -994,8 +999,10 @@ static void find__exports(Finder *f)
         Meaning m = find__lookup(f, name, 0, f->src->len, 0);
         bool local = m.kind == MEANING_CLASS && f->out->classes.contents[m.class_index].is_pylayer;
         if (local || find__is_external(f, &m)) {
+            const P2sSignature *sig = local ? f->out->classes.contents[m.class_index].signature : NULL;
             array_push(&f->out->exports, p2s_strndup(text, name.end - name.start));
             array_push(&f->out->export_classes, local ? m.class_index : SIZE_MAX);
+            array_push(&f->out->export_signatures, sig ? p2s_signature_copy(sig) : NULL);
             array_push(&f->out->export_targets, p2s_strdup(local ? "" : m.qual));
         }
         find__meaning_release(&m);
@@ -1051,10 +1058,14 @@ void p2s_find(const P2sSource *src, TSTree *tree, const P2sRules *rules, const P
 
 void p2s_findings_release(P2sFindings *self)
 {
-    for (size_t i = 0; i < self->classes.size; i++)
+    for (size_t i = 0; i < self->classes.size; i++) {
         p2s_free(self->classes.contents[i].qualname);
+        p2s_signature_free(self->classes.contents[i].signature);
+    }
     p2s_strings_release(&self->exports);
     array_delete(&self->export_classes);
+    p2s_signatures_release(&self->export_signatures);
+    p2s_signatures_release(&self->external_signatures);
     p2s_strings_release(&self->export_targets);
     p2s_strings_release(&self->externals_used);
     p2s_nameset_release(&self->misses);

@@ -9,8 +9,10 @@
 #include <tree_sitter/api.h>
 
 #include "array.h"
+#include "externals.h"
 #include "nameset.h"
 #include "rules.h"
+#include "signature.h"
 #include "source.h"
 
 typedef struct {
@@ -26,12 +28,17 @@ typedef struct {
     size_t forward_owner;     /* the class whose body holds forward (this one or a base) */
     size_t backward_owner;    /* likewise for backward */
     bool forward_plain;       /* forward's only decorator is @staticmethod */
+    P2sSignature *signature;  /* forward's, read once here (owned); NULL when no forward */
+    size_t forward_outputs;   /* how many values forward returns when every return agrees
+                                 (counted by check.c); P2S_COUNT_UNKNOWN otherwise */
     bool builder;             /* gets a generated static builder (see find.c for the conditions) */
     bool as_written;          /* left as written, sites and all: its contract cannot be trusted
                                  (an error of its own or of a base; set by check.c, and by
                                  find.c for a base of another module left as written) */
     P2sSpan as_written_base;  /* that other module's base; empty otherwise */
 } P2sPyLayerClass;
+
+#define P2S_COUNT_UNKNOWN SIZE_MAX
 
 /* class_index of a site whose class is not one of this file's. */
 #define P2S_SITE_EXTERNAL SIZE_MAX          /* a PyLayer another module of the tree defines */
@@ -41,6 +48,8 @@ typedef struct {
     TSNode attribute;         /* the `X.apply` attribute node */
     TSNode call;              /* the call when `X.apply(...)`; null node when taken as a value */
     size_t class_index;       /* a class of this file, or P2S_SITE_EXTERNAL / P2S_SITE_DYNAMIC */
+    const P2sSignature *signature;  /* forward's of the class it calls: the class's, or for an
+                                       external one a copy the findings own; NULL if unknown */
     bool as_written;          /* not rewritten: an error here, a class left as written, or
                                  unresolved where such a class may reach it (set by check.c) */
 } P2sApplySite;
@@ -50,12 +59,8 @@ typedef struct {
 typedef struct {
     const char *name;                 /* dotted module name; a package's __init__ is the package */
     bool is_package;
-    const P2sNameSet *external;       /* qualified names of PyLayer classes in other modules;
-                                         P2S_EXTERNAL_AS_WRITTEN the value of those left as
-                                         written there, 0 of the others */
+    const P2sExternals *external;     /* PyLayer classes of other modules; may be NULL */
 } P2sModule;
-
-#define P2S_EXTERNAL_AS_WRITTEN 1
 
 typedef enum {
     P2S_IMPORT_JOIN_AFTER,    /* `<stmt>; import ...` */
@@ -69,9 +74,12 @@ typedef struct {
     size_t pylayer_count;
     P2sStrings exports;               /* module-level names that are PyLayer classes here */
     Array(size_t) export_classes;     /* per export: the class of this file it names, or SIZE_MAX */
+    P2sSignatures export_signatures;  /* per export: a copy of that class's forward
+                                         signature (owned), NULL for a re-export or none */
     P2sStrings export_targets;        /* per export: the other module's PyLayer it re-exports
                                          (qualified), or "" for a class of this file */
     P2sStrings externals_used;        /* qualified names of other modules' PyLayers this one uses */
+    P2sSignatures external_signatures;  /* owned copies the external sites point to */
     P2sNameSet misses;                /* tree mode: qualified names looked up as other modules'
                                          PyLayers and not found (yet) */
     bool already_transpiled;          /* the file ends with this tool's marker */

@@ -17,6 +17,7 @@
 #include "lsp_text.h"
 #include "lsp_workspace.h"
 #include "rules.h"
+#include "settings.h"
 #include "transpile.h"
 #include "version.h"
 
@@ -64,14 +65,6 @@ typedef struct {
     P2sRules rules;
 } LspRules;
 
-/* The client's settings, in the command line's terms. */
-typedef struct {
-    P2sStrings rules, select, ignore, warn;
-    bool select_given;
-    char *config;
-    bool no_config;
-} LspSettings;
-
 struct P2sLsp {
     P2sLspOptions opts;
     P2sRpcFramer framer;
@@ -81,7 +74,7 @@ struct P2sLsp {
     Array(LspDoc *) docs;
     Array(P2sWorkspace *) folders;
     Array(LspRules *) rules;
-    LspSettings settings;
+    P2sSettings settings;       /* the client's, in the command line's terms */
 };
 
 /* ---- output ---- */
@@ -102,16 +95,6 @@ static void lsp__message(P2sLsp *s, const char *method, int type, const char *te
 
 /* ---- settings and rules ---- */
 
-static void lsp__settings_release(LspSettings *st)
-{
-    p2s_strings_release(&st->rules);
-    p2s_strings_release(&st->select);
-    p2s_strings_release(&st->ignore);
-    p2s_strings_release(&st->warn);
-    p2s_free(st->config);
-    memset(st, 0, sizeof *st);
-}
-
 /* A string or an array of strings, appended to out; true when the key was given. */
 static bool lsp__strings(const cJSON *obj, const char *key, P2sStrings *out)
 {
@@ -129,100 +112,34 @@ static bool lsp__strings(const cJSON *obj, const char *key, P2sStrings *out)
 }
 
 /* Reads settings: `{"pylayer2static": {...}}` or the inner object itself, with the keys rules,
- * select, ignore, warn (strings or arrays of strings), config (a path), noConfig (a bool). */
-static void lsp__settings_read(LspSettings *st, const cJSON *settings)
+ * select, ignore, warn (strings or arrays of strings), config (a path), noConfig (a bool).
+ * Without a file system no file is read: neither rules files nor a configuration. */
+static void lsp__settings_read(P2sLsp *s, const cJSON *settings)
 {
-    lsp__settings_release(st);
+    P2sSettings *st = &s->settings;
+    p2s_settings_release(st);
+    st->no_config = !s->opts.file_system;
     if (!cJSON_IsObject(settings))
         return;
     const cJSON *inner = cJSON_GetObjectItemCaseSensitive(settings, "pylayer2static");
     if (cJSON_IsObject(inner))
         settings = inner;
-    lsp__strings(settings, "rules", &st->rules);
+    if (s->opts.file_system)
+        lsp__strings(settings, "rules", &st->rules_files);
     st->select_given = lsp__strings(settings, "select", &st->select);
     lsp__strings(settings, "ignore", &st->ignore);
     lsp__strings(settings, "warn", &st->warn);
     const cJSON *config = cJSON_GetObjectItemCaseSensitive(settings, "config");
     if (cJSON_IsString(config) && config->valuestring[0])
         st->config = p2s_strdup(config->valuestring);
-    st->no_config = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(settings, "noConfig"));
-}
-
-typedef enum { LSP_SELECT, LSP_IGNORE, LSP_WARN } LspSelection;
-
-/* Each comma-separated selector of each item, as the command line applies them. */
-static int lsp__select(P2sRules *rules, const P2sStrings *list, LspSelection what, P2sStrbuf *err)
-{
-    static const char *const option[] = {"select", "ignore", "warn"};
-    for (size_t i = 0; i < list->size; i++) {
-        const char *item = list->contents[i];
-        while (*item) {
-            size_t n = strcspn(item, ",");
-            char *selector = p2s_strndup(item, n);
-            P2sStrbuf why;
-            p2s_strbuf_init(&why);
-            int rc = what == LSP_SELECT ? p2s_rules_select(rules, selector, &why)
-                   : what == LSP_IGNORE ? p2s_rules_ignore(rules, selector, &why)
-                   : p2s_rules_warn(rules, selector, &why);
-            if (rc < 0)
-                p2s_strbuf_addf(err, "%s: %s", option[what], why.buf);
-            p2s_strbuf_release(&why);
-            p2s_free(selector);
-            if (rc < 0)
-                return -1;
-            item += n + (item[n] == ',');
-        }
-    }
-    return 0;
-}
-
-/* Builds the rules of one configuration file merged with the settings, as main.c merges a
- * pyproject.toml under the command line: the file's rules load first, a `select` setting
- * replaces the file's select and ignore, ignore and warn add up. -1 with a reason in err. */
-static int lsp__build_rules(const LspSettings *st, bool read_files, const char *config_path, P2sRules *out,
-                            P2sStrbuf *err)
-{
-    P2sConfig config = {0};
-    P2sStrings select = {0}, ignore = {0}, warn = {0};
-    int rc = 0;
-    if (config_path && p2s_config_load(config_path, &config, err) < 0)
-        rc = -1;
-    if (rc == 0 && p2s_rules_load_default(out, err) < 0)
-        rc = -1;
-    for (size_t i = 0; rc == 0 && i < config.rules.size; i++)
-        if (p2s_rules_load_file(out, config.rules.contents[i], err) < 0)
-            rc = -1;
-    for (size_t i = 0; rc == 0 && read_files && i < st->rules.size; i++)
-        if (p2s_rules_load_file(out, st->rules.contents[i], err) < 0)
-            rc = -1;
-    const P2sStrings *chosen_select = st->select_given ? &st->select : &config.select;
-    for (size_t i = 0; i < chosen_select->size; i++)
-        array_push(&select, chosen_select->contents[i]);
-    for (size_t i = 0; !st->select_given && i < config.ignore.size; i++)
-        array_push(&ignore, config.ignore.contents[i]);
-    for (size_t i = 0; i < st->ignore.size; i++)
-        array_push(&ignore, st->ignore.contents[i]);
-    for (size_t i = 0; i < config.warn.size; i++)
-        array_push(&warn, config.warn.contents[i]);
-    for (size_t i = 0; i < st->warn.size; i++)
-        array_push(&warn, st->warn.contents[i]);
-    if (rc == 0 && (lsp__select(out, &select, LSP_SELECT, err) < 0 || lsp__select(out, &ignore, LSP_IGNORE, err) < 0 ||
-                    lsp__select(out, &warn, LSP_WARN, err) < 0))
-        rc = -1;
-    array_delete(&select);  /* borrowed strings */
-    array_delete(&ignore);
-    array_delete(&warn);
-    p2s_config_release(&config);
-    return rc;
+    st->no_config |= cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(settings, "noConfig"));
 }
 
 /* The rules for documents in dir (NULL: no directory, e.g. an untitled buffer), cached per
  * configuration file. A broken configuration is shown once and the built-in rules used. */
 static const P2sRules *lsp__rules_for(P2sLsp *s, const char *dir)
 {
-    char *path = NULL;
-    if (s->opts.file_system && !s->settings.no_config)
-        path = s->settings.config ? p2s_strdup(s->settings.config) : dir ? p2s_config_discover(dir) : NULL;
+    char *path = p2s_settings_config_path(&s->settings, dir);
     for (size_t i = 0; i < s->rules.size; i++) {
         LspRules *r = s->rules.contents[i];
         if ((!r->config_path && !path) || (r->config_path && path && strcmp(r->config_path, path) == 0)) {
@@ -234,7 +151,8 @@ static const P2sRules *lsp__rules_for(P2sLsp *s, const char *dir)
     r->config_path = path;
     P2sStrbuf err;
     p2s_strbuf_init(&err);
-    if (lsp__build_rules(&s->settings, s->opts.file_system, path, &r->rules, &err) < 0) {
+    P2sConfig config;
+    if (p2s_settings_load(&s->settings, path, &config, &r->rules, &err) < 0) {
         P2sStrbuf text;
         p2s_strbuf_init(&text);
         p2s_strbuf_addf(&text, "pylayer2static: %s (using the built-in rules)", err.buf);
@@ -245,6 +163,7 @@ static const P2sRules *lsp__rules_for(P2sLsp *s, const char *dir)
         p2s_strbuf_reset(&err);
         p2s_rules_load_default(&r->rules, &err);
     }
+    p2s_config_release(&config);
     p2s_strbuf_release(&err);
     array_push(&s->rules, r);
     return &r->rules;
@@ -523,18 +442,9 @@ static void lsp__scan_all(P2sLsp *s)
         lsp__scan(s, s->folders.contents[i]);
 }
 
-static bool lsp__same_strings(const P2sStrings *a, const P2sStrings *b)
-{
-    if (a->size != b->size)
-        return false;
-    for (size_t i = 0; i < a->size; i++)
-        if (strcmp(a->contents[i], b->contents[i]) != 0)
-            return false;
-    return true;
-}
-
-/* After a save: when the module's exported PyLayers differ from the index, the folder is
- * indexed again (other open documents may resolve differently now). */
+/* After a save: when the module's exported PyLayers (or their forward signatures) differ from
+ * the index, the folder is indexed again (other open documents may resolve or bind differently
+ * now). */
 static void lsp__saved(P2sLsp *s, LspDoc *d)
 {
     if (!d->ws || !d->module)
@@ -543,9 +453,7 @@ static void lsp__saved(P2sLsp *s, LspDoc *d)
     lsp__need_findings(d);
     if (d->too_large || d->status == P2S_TRANSPILE_INPUT_ERROR || !d->unit.tree)
         return;
-    P2sWsModule *m = p2s_workspace_module(d->ws, d->path);
-    P2sStrings none = {0};
-    if (lsp__same_strings(m ? &m->exports : &none, &d->unit.found.exports))
+    if (p2s_workspace_exports_current(p2s_workspace_module(d->ws, d->path), &d->unit.found))
         return;
     lsp__scan(s, d->ws);
 }
@@ -730,7 +638,7 @@ static void lsp__forget_rules(P2sLsp *s)
 
 static void lsp__did_change_configuration(P2sLsp *s, const cJSON *params)
 {
-    lsp__settings_read(&s->settings, lsp__get(params, "settings"));
+    lsp__settings_read(s, lsp__get(params, "settings"));
     /* Documents point at cached rules: they are placed again before the cache is gone. */
     for (size_t i = 0; i < s->docs.size; i++)
         s->docs.contents[i]->rules = NULL;
@@ -801,7 +709,7 @@ static cJSON *lsp__capabilities(void)
 
 static cJSON *lsp__initialize(P2sLsp *s, const cJSON *params)
 {
-    lsp__settings_read(&s->settings, lsp__get(params, "initializationOptions"));
+    lsp__settings_read(s, lsp__get(params, "initializationOptions"));
     if (s->opts.file_system) {
         const cJSON *folders = lsp__get(params, "workspaceFolders");
         for (const cJSON *f = cJSON_IsArray(folders) ? folders->child : NULL; f; f = f->next)
@@ -1035,6 +943,7 @@ P2sLsp *p2s_lsp_new(const P2sLspOptions *opts)
 {
     P2sLsp *s = p2s_calloc(1, sizeof *s);
     s->opts = *opts;
+    s->settings.no_config = !opts->file_system;  /* until the client's settings are read */
     p2s_rpc_framer_init(&s->framer);
     p2s_strbuf_init(&s->out);
     return s;
@@ -1051,7 +960,7 @@ void p2s_lsp_delete(P2sLsp *s)
     }
     array_delete(&s->folders);
     lsp__forget_rules(s);
-    lsp__settings_release(&s->settings);
+    p2s_settings_release(&s->settings);
     p2s_rpc_framer_release(&s->framer);
     p2s_strbuf_release(&s->out);
     p2s_free(s);

@@ -250,23 +250,6 @@ static void features__code(P2sStrbuf *out, const char *text)
     p2s_strbuf_addf(out, "%s%s%s%s%s", fence, *fence && fence[1] ? " " : "", text, *fence && fence[1] ? " " : "", fence);
 }
 
-typedef enum { PARAM_POSITIONAL, PARAM_KEYWORD_ONLY, PARAM_VAR_POSITIONAL, PARAM_VAR_KEYWORD } ParamKind;
-
-typedef struct {
-    char *name;
-    ParamKind kind;
-    bool has_default;
-} Param;
-
-typedef Array(Param) Params;
-
-static void features__params_release(Params *params)
-{
-    for (size_t i = 0; i < params->size; i++)
-        p2s_free(params->contents[i].name);
-    array_delete(params);
-}
-
 static char *features__node_text(const P2sSource *src, TSNode node)
 {
     size_t s = ts_node_start_byte(node), e = ts_node_end_byte(node);
@@ -275,97 +258,7 @@ static char *features__node_text(const P2sSource *src, TSNode node)
     return p2s_strndup(src->bytes + (s < e ? s : e), e > s ? e - s : 0);
 }
 
-/* forward's parameters after ctx, with Python's kinds. */
-static void features__params(const P2sSource *src, TSNode def, Params *out)
-{
-    TSNode params = p2s_child(def, P2S_FIELD_PARAMETERS);
-    if (ts_node_is_null(params))
-        return;
-    bool keyword_only = false;
-    uint32_t n = ts_node_named_child_count(params);
-    for (uint32_t i = 0; i < n; i++) {
-        TSNode p = ts_node_named_child(params, i);
-        const char *type = ts_node_type(p);
-        Param param = {NULL, keyword_only ? PARAM_KEYWORD_ONLY : PARAM_POSITIONAL, false};
-        TSNode name = p;
-        if (strcmp(type, "keyword_separator") == 0) {
-            keyword_only = true;
-            continue;
-        }
-        if (strcmp(type, "positional_separator") == 0 || strcmp(type, "comment") == 0)
-            continue;
-        if (strcmp(type, "default_parameter") == 0 || strcmp(type, "typed_default_parameter") == 0) {
-            name = p2s_child(p, P2S_FIELD_NAME);
-            param.has_default = true;
-        } else if (strcmp(type, "typed_parameter") == 0 && ts_node_named_child_count(p) > 0) {
-            name = ts_node_named_child(p, 0);
-        }
-        const char *name_type = ts_node_is_null(name) ? "" : ts_node_type(name);
-        if (strcmp(name_type, "list_splat_pattern") == 0) {
-            param.kind = PARAM_VAR_POSITIONAL;
-            keyword_only = true;
-            name = ts_node_named_child(name, 0);
-        } else if (strcmp(name_type, "dictionary_splat_pattern") == 0) {
-            param.kind = PARAM_VAR_KEYWORD;
-            name = ts_node_named_child(name, 0);
-        }
-        if (ts_node_is_null(name))
-            continue;
-        param.name = features__node_text(src, name);
-        array_push(out, param);
-    }
-    if (out->size) {  /* ctx */
-        p2s_free(out->contents[0].name);
-        memmove(out->contents, out->contents + 1, (out->size - 1) * sizeof *out->contents);
-        out->size--;
-    }
-}
-
-/* Every `return` of forward (not of nested functions, lambdas or classes) returns a literal
- * tuple of the same length: that length; 0 when it is not known. */
-static size_t features__forward_outputs(TSNode def)
-{
-    TSNode body = p2s_child(def, P2S_FIELD_BODY);
-    if (ts_node_is_null(body))
-        return 0;
-    size_t known = 0;
-    bool any = false, agree = true;
-    TSTreeCursor cursor = ts_tree_cursor_new(body);
-    for (;;) {
-        TSNode node = ts_tree_cursor_current_node(&cursor);
-        const char *type = ts_node_type(node);
-        bool descend = strcmp(type, "function_definition") != 0 && strcmp(type, "lambda") != 0 &&
-                       strcmp(type, "class_definition") != 0;
-        if (strcmp(type, "return_statement") == 0) {
-            descend = false;
-            TSNode value = ts_node_named_child(node, 0);
-            size_t count = 0;
-            if (!ts_node_is_null(value) && (strcmp(ts_node_type(value), "expression_list") == 0 ||
-                                            strcmp(ts_node_type(value), "tuple") == 0))
-                count = ts_node_named_child_count(value);
-            if (!count || (any && count != known))
-                agree = false;
-            known = count;
-            any = true;
-        }
-        if (descend && ts_tree_cursor_goto_first_child(&cursor))
-            continue;
-        bool moved = false;
-        while (!moved) {
-            if (ts_tree_cursor_goto_next_sibling(&cursor)) {
-                moved = true;
-            } else if (!ts_tree_cursor_goto_parent(&cursor)) {
-                break;
-            }
-        }
-        if (!moved)
-            break;
-    }
-    ts_tree_cursor_delete(&cursor);
-    return any && agree ? known : 0;
-}
-
-static void features__signature(const P2sSource *src, TSNode def, P2sStrbuf *out)
+static void features__def_line(const P2sSource *src, TSNode def, P2sStrbuf *out)
 {
     TSNode name = p2s_child(def, P2S_FIELD_NAME), params = p2s_child(def, P2S_FIELD_PARAMETERS);
     p2s_strbuf_adds(out, "def ");
@@ -376,10 +269,19 @@ static void features__signature(const P2sSource *src, TSNode def, P2sStrbuf *out
     p2s_strbuf_addch(out, '\n');
 }
 
+/* A parameter as the hover names it: `x`, `*args`, `**kwargs`. */
+static void features__param_name(const P2sSignature *sig, size_t index, P2sStrbuf *out)
+{
+    const P2sParam *p = &sig->params.contents[index];
+    p2s_strbuf_addf(out, "%s%.*s", p->kind == P2S_PARAM_VAR_POSITIONAL ? "*" : p->kind == P2S_PARAM_VAR_KEYWORD ? "**" : "",
+                    (int)(p->name.end - p->name.start), sig->text + p->name.start);
+}
+
 void p2s_lsp_class_summary(const P2sSource *src, const P2sFindings *found, size_t index,
                            const char *module, P2sStrbuf *out)
 {
     const P2sPyLayerClass *cls = &found->classes.contents[index];
+    const P2sSignature *sig = cls->signature;
     size_t line, col;
     p2s_source_position(src, cls->name.start, &line, &col);
     p2s_strbuf_addf(out, "**PyLayer `%.*s`**", (int)(cls->name.end - cls->name.start), src->bytes + cls->name.start);
@@ -388,33 +290,27 @@ void p2s_lsp_class_summary(const P2sSource *src, const P2sFindings *found, size_
     else
         p2s_strbuf_addf(out, " — line %zu", line);
     p2s_strbuf_adds(out, "\n\n```python\n");
-    if (p2s_node_present(cls->forward))
-        features__signature(src, cls->forward, out);
+    if (sig)
+        p2s_strbuf_addf(out, "def forward(%s)\n", sig->text);
     if (p2s_node_present(cls->backward))
-        features__signature(src, cls->backward, out);
+        features__def_line(src, cls->backward, out);
     p2s_strbuf_adds(out, "```\n");
-    if (!p2s_node_present(cls->forward)) {
+    if (!sig) {
         p2s_strbuf_adds(out, "\nNo `forward` found.\n");
         return;
     }
-    Params params = {0};
-    features__params(src, cls->forward, &params);
     p2s_strbuf_adds(out, "\n**Tensor slots:** each argument after `ctx`");
-    if (params.size) {
-        p2s_strbuf_adds(out, " (");
-        for (size_t i = 0; i < params.size; i++)
-            p2s_strbuf_addf(out, "%s`%s%s`", i ? ", " : "",
-                            params.contents[i].kind == PARAM_VAR_POSITIONAL ? "*" :
-                            params.contents[i].kind == PARAM_VAR_KEYWORD ? "**" : "",
-                            params.contents[i].name);
-        p2s_strbuf_adds(out, ")");
+    for (size_t i = 0; i < sig->params.size; i++) {
+        p2s_strbuf_adds(out, i ? ", `" : " (`");
+        features__param_name(sig, i, out);
+        p2s_strbuf_adds(out, i + 1 == sig->params.size ? "`)" : "`");
     }
     p2s_strbuf_adds(out, " that is a Tensor when called (at the top level: not inside a list or dict) becomes "
                          "one input of the static `pylayer` op, in order; every other argument is passed to "
                          "`forward` as it is.\n");
-    size_t outputs = features__forward_outputs(cls->forward);
+    size_t outputs = cls->forward_outputs;
     p2s_strbuf_adds(out, "\n**backward** receives one gradient per Tensor that `forward` returns");
-    if (outputs)
+    if (outputs != P2S_COUNT_UNKNOWN)
         p2s_strbuf_addf(out, " (`forward` returns %zu value%s)", outputs, outputs == 1 ? "" : "s");
     p2s_strbuf_adds(out, ", and must return one gradient per tensor slot, in order (`None` for an input "
                          "that needs none).\n");
@@ -424,74 +320,67 @@ void p2s_lsp_class_summary(const P2sSource *src, const P2sFindings *found, size_
                                       "`to_static` run it"
                     : cls->builder ? "a generated builder constructs the op"
                                    : "the runtime's generic path constructs the op (no generated builder for this class)");
-    features__params_release(&params);
 }
 
-/* "This call" for a local PyLayer: each argument and the parameter it binds to. */
-static void features__bindings(const P2sSource *src, const P2sPyLayerClass *cls, TSNode call, P2sStrbuf *out)
+/* "This call": each argument and where forward's signature binds it (signature.c). */
+static void features__bindings(const P2sSource *src, const P2sSignature *sig, TSNode call, P2sStrbuf *out)
 {
     TSNode args = p2s_child(call, P2S_FIELD_ARGUMENTS);
-    if (ts_node_is_null(args) || strcmp(ts_node_type(args), "argument_list") != 0 || !p2s_node_present(cls->forward))
+    if (p2s_kind(args) != P2S_KIND_ARGUMENT_LIST || !sig)
         return;
-    Params params = {0};
-    features__params(src, cls->forward, &params);
+    P2sBinding binding;
+    p2s_bind(src, sig, args, &binding);
     p2s_strbuf_adds(out, "\n**This call:**\n");
-    size_t next = 0;
-    bool any = false;
-    uint32_t n = ts_node_named_child_count(args);
-    for (uint32_t i = 0; i < n; i++) {
-        TSNode a = ts_node_named_child(args, i);
-        const char *type = ts_node_type(a);
-        if (strcmp(type, "comment") == 0)
-            continue;
-        P2sStrbuf value, target;
-        p2s_strbuf_init(&value);
-        p2s_strbuf_init(&target);
-        if (strcmp(type, "keyword_argument") == 0) {
-            TSNode name = p2s_child(a, P2S_FIELD_NAME);
-            char *key = ts_node_is_null(name) ? p2s_strdup("?") : features__node_text(src, name);
-            const char *bound = NULL;
-            for (size_t k = 0; k < params.size && !bound; k++)
-                if (params.contents[k].kind != PARAM_VAR_POSITIONAL && params.contents[k].kind != PARAM_VAR_KEYWORD &&
-                    strcmp(params.contents[k].name, key) == 0)
-                    bound = params.contents[k].name;
-            for (size_t k = 0; k < params.size && !bound; k++)
-                if (params.contents[k].kind == PARAM_VAR_KEYWORD)
-                    bound = params.contents[k].name;
-            if (bound && strcmp(bound, key) != 0)
-                p2s_strbuf_addf(&target, "**%s['%s']", bound, key);
-            else
-                p2s_strbuf_adds(&target, bound ? bound : key);
-            TSNode v = p2s_child(a, P2S_FIELD_VALUE);
-            if (!ts_node_is_null(v))
-                features__flat(src, v, FEATURES_TEXT_MAX, &value);
-            p2s_free(key);
-        } else if (strcmp(type, "list_splat") == 0 || strcmp(type, "dictionary_splat") == 0) {
-            p2s_strbuf_adds(&target, "(unpacked at run time)");
-            features__flat(src, a, FEATURES_TEXT_MAX, &value);
-        } else {
-            while (next < params.size && params.contents[next].kind == PARAM_KEYWORD_ONLY)
-                next++;
-            if (next < params.size && params.contents[next].kind == PARAM_POSITIONAL)
-                p2s_strbuf_adds(&target, params.contents[next++].name);
-            else if (next < params.size && params.contents[next].kind == PARAM_VAR_POSITIONAL)
-                p2s_strbuf_addf(&target, "*%s", params.contents[next].name);
-            else
-                p2s_strbuf_adds(&target, "(no parameter)");
-            features__flat(src, a, FEATURES_TEXT_MAX, &value);
+    P2sStrbuf value, target;
+    p2s_strbuf_init(&value);
+    p2s_strbuf_init(&target);
+    for (size_t i = 0; i < binding.arguments.size; i++) {
+        const P2sBoundArgument *arg = &binding.arguments.contents[i];
+        TSNode a = arg->argument, key = {0};
+        p2s_strbuf_reset(&value);
+        p2s_strbuf_reset(&target);
+        if (p2s_kind(a) == P2S_KIND_KEYWORD_ARGUMENT) {
+            key = p2s_child(a, P2S_FIELD_NAME);
+            a = p2s_child(a, P2S_FIELD_VALUE);
         }
+        char *key_text = ts_node_is_null(key) ? p2s_strdup("?") : features__node_text(src, key);
+        switch (arg->kind) {
+        case P2S_BOUND_PARAM:
+        case P2S_BOUND_VAR_POSITIONAL:
+        case P2S_BOUND_DUPLICATE:
+            features__param_name(sig, arg->param, &target);
+            break;
+        case P2S_BOUND_VAR_KEYWORD:
+            features__param_name(sig, arg->param, &target);
+            p2s_strbuf_addf(&target, "['%s']", key_text);
+            break;
+        case P2S_BOUND_UNPACKED:
+            p2s_strbuf_adds(&target, "(unpacked at run time)");
+            break;
+        case P2S_BOUND_AFTER_UNPACKED:
+            p2s_strbuf_adds(&target, "(after an unpacked argument: known at run time)");
+            break;
+        case P2S_BOUND_EXTRA:
+            p2s_strbuf_adds(&target, "(no parameter)");
+            break;
+        case P2S_BOUND_NO_KEYWORD:
+            p2s_strbuf_adds(&target, key_text);
+            break;
+        }
+        p2s_free(key_text);
+        if (!ts_node_is_null(a))
+            features__flat(src, a, FEATURES_TEXT_MAX, &value);
         p2s_strbuf_adds(out, "- ");
         features__code(out, target.buf);
         p2s_strbuf_adds(out, " ← ");
         features__code(out, value.buf);
         p2s_strbuf_addch(out, '\n');
-        any = true;
-        p2s_strbuf_release(&value);
-        p2s_strbuf_release(&target);
     }
-    if (!any)
+    if (!binding.arguments.size)
         p2s_strbuf_adds(out, "- no arguments\n");
-    features__params_release(&params);
+    p2s_strbuf_release(&value);
+    p2s_strbuf_release(&target);
+    p2s_binding_release(&binding);
 }
 
 cJSON *p2s_lsp_hover(const P2sSource *src, const P2sFindings *found, size_t offset,
@@ -514,7 +403,7 @@ cJSON *p2s_lsp_hover(const P2sSource *src, const P2sFindings *found, size_t offs
     if (site->class_index < found->classes.size) {
         p2s_lsp_class_summary(src, found, site->class_index, NULL, &text);
         if (p2s_node_present(site->call))
-            features__bindings(src, &found->classes.contents[site->class_index], site->call, &text);
+            features__bindings(src, site->signature, site->call, &text);
     } else if (site->class_index == P2S_SITE_EXTERNAL) {
         /* The qualified name this site uses: the one of externals_used that ends like it. */
         const char *last = strrchr(object_text.buf, '.');
@@ -530,6 +419,8 @@ cJSON *p2s_lsp_hover(const P2sSource *src, const P2sFindings *found, size_t offs
             p2s_strbuf_adds(&text, summary);
         else
             p2s_strbuf_addf(&text, "**PyLayer `%s`** from another module of the workspace\n", object_text.buf);
+        if (p2s_node_present(site->call))
+            features__bindings(src, site->signature, site->call, &text);
     } else if (site->as_written) {
         p2s_strbuf_addf(&text, "`%s.apply` does not resolve to a PyLayer class here, and a class left as written "
                                "may reach it: the call is left as written (P2S302).\n", object_text.buf);

@@ -294,9 +294,7 @@ bool p2s_lsp_reuse(const P2sLspEdit *edit, const P2sSource *src, const TSTree *t
         d.span = p2s_span(reuse__shift(d.span.start, old_end, new_end), reuse__shift(d.span.end, old_end, new_end));
         d.message = p2s_strdup(d.message);
         d.fix = d.fix ? p2s_strdup(d.fix) : NULL;
-        array_push(&sink->items, d);
-        if (d.severity == P2S_ERROR)
-            sink->errors++;
+        p2s_diag_sink_append(sink, d);
     }
     for (size_t i = 0; i < facts->methods.size; i++) {
         P2sSpan *s = &facts->methods.contents[i];

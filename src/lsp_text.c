@@ -155,19 +155,3 @@ char *p2s_lsp_uri_to_path(const char *uri)
     }
     return p2s_strbuf_detach(&path, NULL);
 }
-
-char *p2s_lsp_path_to_uri(const char *path)
-{
-    static const char keep[] = "-._~/!$&'()*+,;=:@";
-    P2sStrbuf uri;
-    p2s_strbuf_init(&uri);
-    p2s_strbuf_adds(&uri, "file://");
-    for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
-        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-            strchr(keep, *p))
-            p2s_strbuf_addch(&uri, (char)*p);
-        else
-            p2s_strbuf_addf(&uri, "%%%02X", *p);
-    }
-    return p2s_strbuf_detach(&uri, NULL);
-}

@@ -32,7 +32,5 @@ void p2s_lsp_splice(P2sStrbuf *text, size_t start, size_t end, const char *repl,
 
 /* The path of a file:// URI, percent-decoded (caller frees); NULL for any other URI. */
 char *p2s_lsp_uri_to_path(const char *uri);
-/* A file:// URI for an absolute path (caller frees). */
-char *p2s_lsp_path_to_uri(const char *path);
 
 #endif

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "config.h"
 #include "lsp_features.h"
 #include "project.h"
@@ -42,10 +43,12 @@ static void ws__clear(P2sWorkspace *self)
         p2s_free(m->path);
         p2s_free(m->module);
         p2s_strings_release(&m->exports);
+        p2s_strings_release(&m->export_targets);
+        p2s_signatures_release(&m->export_signatures);
         p2s_nameset_release(&m->misses);
     }
     array_delete(&self->modules);
-    p2s_nameset_release(&self->external);
+    p2s_externals_release(&self->external);
     p2s_nameset_release(&self->summary_of);
     p2s_nameset_release(&self->summary_by_name);
     p2s_strings_release(&self->summaries);
@@ -90,6 +93,18 @@ P2sWsModule *p2s_workspace_module(P2sWorkspace *self, const char *path)
         if (strcmp(self->modules.contents[i].path, path) == 0)
             return &self->modules.contents[i];
     return NULL;
+}
+
+bool p2s_workspace_exports_current(const P2sWsModule *m, const P2sFindings *found)
+{
+    size_t n = m ? m->exports.size : 0;
+    if (n != found->exports.size)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(m->exports.contents[i], found->exports.contents[i]) != 0 ||
+            !p2s_signature_same(m->export_signatures.contents[i], found->export_signatures.contents[i]))
+            return false;
+    return true;
 }
 
 const char *p2s_workspace_summary(const P2sWorkspace *self, const char *qualname)
@@ -149,6 +164,8 @@ static void ws__analyze(P2sWorkspace *self, P2sWsModule *m, const P2sRules *rule
     else
         read = p2s_source_read_path(&src, m->path, m->path, P2S_WS_MAX_FILE, &io);
     p2s_strings_release(&m->exports);
+    p2s_strings_release(&m->export_targets);
+    p2s_signatures_release(&m->export_signatures);
     p2s_nameset_release(&m->misses);
     if (read == 0) {
         P2sUnit unit;
@@ -157,9 +174,20 @@ static void ws__analyze(P2sWorkspace *self, P2sWsModule *m, const P2sRules *rule
             P2sModule module = {m->module, m->is_package, &self->external};
             p2s_unit_find(&unit, rules, &module);
             m->exports = unit.found.exports;
+            m->export_targets = unit.found.export_targets;
+            m->export_signatures = unit.found.export_signatures;
             m->misses = unit.found.misses;
             memset(&unit.found.exports, 0, sizeof unit.found.exports);
+            memset(&unit.found.export_targets, 0, sizeof unit.found.export_targets);
+            memset(&unit.found.export_signatures, 0, sizeof unit.found.export_signatures);
             memset(&unit.found.misses, 0, sizeof unit.found.misses);
+            if (unit.found.pylayer_count > 0) {
+                /* what the summaries say of outputs and classes left as written is check's */
+                P2sDiagSink scratch;
+                p2s_diag_sink_init(&scratch);
+                p2s_check(&src, &unit.found, rules, &scratch);
+                p2s_diag_sink_release(&scratch);
+            }
             ws__summaries(self, m, &src, &unit.found);
         }
         p2s_unit_release(&unit);
@@ -168,7 +196,8 @@ static void ws__analyze(P2sWorkspace *self, P2sWsModule *m, const P2sRules *rule
     p2s_diag_sink_release(&io);
 }
 
-/* Adds every module's exports to the external set; the names that are new go to fresh. */
+/* Adds every module's exports to the external set, each with its forward's signature (a
+ * re-export's is its target's); the names that are new go to fresh. */
 static void ws__collect_exports(P2sWorkspace *self, P2sStrings *fresh)
 {
     for (size_t i = 0; i < self->modules.size; i++) {
@@ -177,7 +206,10 @@ static void ws__collect_exports(P2sWorkspace *self, P2sStrings *fresh)
             P2sStrbuf q;
             p2s_strbuf_init(&q);
             p2s_strbuf_addf(&q, "%s%s%s", m->module, *m->module ? "." : "", m->exports.contents[k]);
-            if (p2s_nameset_add(&self->external, q.buf, q.len))
+            const char *target = m->export_targets.contents[k];
+            const P2sExternal *re = *target ? p2s_externals_get(&self->external, target, strlen(target)) : NULL;
+            const P2sSignature *sig = re ? re->signature : m->export_signatures.contents[k];
+            if (p2s_externals_add(&self->external, q.buf, q.len, sig))
                 array_push(fresh, p2s_strbuf_detach(&q, NULL));
             p2s_strbuf_release(&q);
         }

@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "array.h"
+#include "externals.h"
 #include "find.h"
 #include "nameset.h"
 #include "project.h"
@@ -26,6 +27,8 @@ typedef struct {
     char *module;               /* dotted name */
     bool is_package;
     P2sStrings exports;         /* module-level PyLayer names (own and re-exported) */
+    P2sStrings export_targets;  /* per export: what it re-exports (qualified), or "" */
+    P2sSignatures export_signatures;  /* per export: its forward's signature, or NULL */
     P2sNameSet misses;
 } P2sWsModule;
 
@@ -35,7 +38,7 @@ typedef struct {
     P2sProject project;         /* import roots: modules below one are named from it */
     P2sStrings excludes;        /* the folder's configured `exclude`, as tree mode applies it */
     Array(P2sWsModule) modules; /* in path order */
-    P2sNameSet external;        /* qualified names of every exported PyLayer */
+    P2sExternals external;      /* every exported PyLayer, with its forward's signature */
     P2sNameSet summary_of;      /* qualified class name -> index in summaries */
     P2sNameSet summary_by_name; /* bare class name -> index (first in path order) */
     P2sStrings summaries;       /* hover text (Markdown) of each PyLayer class */
@@ -55,6 +58,9 @@ bool p2s_workspace_contains(const P2sWorkspace *self, const char *path);
 char *p2s_workspace_module_name(const P2sWorkspace *self, const char *path, bool *is_package);
 /* The indexed module of path, or NULL. */
 P2sWsModule *p2s_workspace_module(P2sWorkspace *self, const char *path);
+/* Whether m (NULL: not indexed) exports what found does: the same names, with the same forward
+ * signatures. */
+bool p2s_workspace_exports_current(const P2sWsModule *m, const P2sFindings *found);
 /* The hover summary of a PyLayer by qualified name, falling back to its last component. */
 const char *p2s_workspace_summary(const P2sWorkspace *self, const char *qualname);
 void p2s_workspace_release(P2sWorkspace *self);

@@ -18,6 +18,7 @@
 #include "project.h"
 #include "report.h"
 #include "rules.h"
+#include "settings.h"
 #include "transpile.h"
 #include "tree.h"
 #include "version.h"
@@ -138,91 +139,6 @@ static char *main__config_start(const P2sOptions *opts, bool tree_mode)
     return slash ? p2s_strndup(opts->input, (size_t)(slash - opts->input) + (slash == opts->input)) : p2s_strdup(".");
 }
 
-/* Reads [tool.pylayer2static] and merges it under the command line: config rules load first,
- * --select replaces the config's select and ignore, --ignore, --warn and --exclude add up, -j
- * wins. */
-static int main__load_config(P2sOptions *opts, bool tree_mode, P2sConfig *config)
-{
-    memset(config, 0, sizeof *config);
-    if (opts->no_config)
-        return 0;
-    char *start = main__config_start(opts, tree_mode);
-    char *path = opts->config ? p2s_strdup(opts->config) : p2s_config_discover(start);
-    p2s_free(start);
-    if (!path)
-        return 0;
-    P2sStrbuf err;
-    p2s_strbuf_init(&err);
-    int rc = p2s_config_load(path, config, &err);
-    if (rc < 0) {
-        fprintf(stderr, "%s\n", err.buf);
-    } else {
-        P2sStringList rules = {0};
-        for (size_t i = 0; i < config->rules.size; i++)
-            array_push(&rules, (const char *)config->rules.contents[i]);
-        for (size_t i = 0; i < opts->rules_files.size; i++)
-            array_push(&rules, opts->rules_files.contents[i]);
-        array_delete(&opts->rules_files);
-        opts->rules_files = rules;
-        /* --select on the command line replaces the configuration's whole selection. */
-        for (size_t i = 0; !opts->select_given && i < config->select.size; i++)
-            array_push(&opts->select, (const char *)config->select.contents[i]);
-        for (size_t i = 0; !opts->select_given && i < config->ignore.size; i++)
-            array_push(&opts->ignore, (const char *)config->ignore.contents[i]);
-        P2sStringList warn = {0};
-        for (size_t i = 0; i < config->warn.size; i++)
-            array_push(&warn, (const char *)config->warn.contents[i]);
-        for (size_t i = 0; i < opts->warn.size; i++)
-            array_push(&warn, opts->warn.contents[i]);
-        array_delete(&opts->warn);
-        opts->warn = warn;
-        for (size_t i = 0; i < config->exclude.size; i++)
-            array_push(&opts->excludes, (const char *)config->exclude.contents[i]);
-        if (!opts->jobs)
-            opts->jobs = config->jobs;
-    }
-    p2s_strbuf_release(&err);
-    p2s_free(path);
-    return rc;
-}
-
-/* Applies each list of comma-separated selectors; -1 with a reason on an unknown one. */
-static int main__select(P2sRules *rules, const P2sStringList *list, P2sRulesSelection what, P2sStrbuf *err)
-{
-    static const char *const option[] = {"--select", "--ignore", "--warn"};
-    for (size_t i = 0; i < list->size; i++) {
-        P2sStrbuf why;
-        p2s_strbuf_init(&why);
-        int rc = p2s_rules_apply_selectors(rules, what, list->contents[i], &why);
-        if (rc < 0)
-            p2s_strbuf_addf(err, "pylayer2static: error: %s: %s", option[what], why.buf);
-        p2s_strbuf_release(&why);
-        if (rc < 0)
-            return -1;
-    }
-    return 0;
-}
-
-static int main__load_rules(const P2sOptions *opts, P2sRules *rules)
-{
-    P2sStrbuf err;
-    p2s_strbuf_init(&err);
-    int rc = 0;
-    if (p2s_rules_load_default(rules, &err) < 0)
-        rc = -1;
-    for (size_t i = 0; rc == 0 && i < opts->rules_files.size; i++)
-        if (p2s_rules_load_file(rules, opts->rules_files.contents[i], &err) < 0)
-            rc = -1;
-    if (rc == 0 && (main__select(rules, &opts->select, P2S_RULES_SELECT, &err) < 0 ||
-                    main__select(rules, &opts->ignore, P2S_RULES_IGNORE, &err) < 0 ||
-                    main__select(rules, &opts->warn, P2S_RULES_WARN, &err) < 0))
-        rc = -1;
-    if (rc < 0)
-        fprintf(stderr, "%s\n", err.buf);
-    p2s_strbuf_release(&err);
-    return rc;
-}
-
 static int main__run_file(const P2sOptions *opts, const P2sRules *rules, const P2sProject *project,
                           P2sReport *report)
 {
@@ -313,12 +229,85 @@ done:
     return code;
 }
 
+/* A configuration file (NULL: none) and the rules merged from it and the command line
+ * (settings.h). Each input is run with those of its own project. */
+typedef struct {
+    char *path;
+    P2sConfig config;
+    P2sRules rules;
+} MainSettings;
+
+typedef Array(MainSettings *) MainSettingsList;
+
+static void main__settings_release(MainSettingsList *list)
+{
+    for (size_t i = 0; i < list->size; i++) {
+        p2s_free(list->contents[i]->path);
+        p2s_config_release(&list->contents[i]->config);
+        p2s_rules_release(&list->contents[i]->rules);
+        p2s_free(list->contents[i]);
+    }
+    array_delete(list);
+}
+
+/* The settings read from path, loaded the first time a path is asked for; NULL (the reason
+ * printed) when they cannot be read. */
+static const MainSettings *main__settings_for(const P2sOptions *opts, MainSettingsList *list, const char *path)
+{
+    for (size_t i = 0; i < list->size; i++) {
+        const char *loaded = list->contents[i]->path;
+        if ((!loaded && !path) || (loaded && path && strcmp(loaded, path) == 0))
+            return list->contents[i];
+    }
+    MainSettings *s = p2s_calloc(1, sizeof *s);
+    s->path = path ? p2s_strdup(path) : NULL;
+    array_push(list, s);
+    P2sStrbuf err;
+    p2s_strbuf_init(&err);
+    int rc = p2s_settings_load(&opts->settings, path, &s->config, &s->rules, &err);
+    if (rc < 0)
+        fprintf(stderr, "%s\n", err.buf);
+    p2s_strbuf_release(&err);
+    return rc < 0 ? NULL : s;
+}
+
+/* The configuration file of opts->input: the one of its directory (of the cwd for stdin). */
+static char *main__config_path(const P2sOptions *opts)
+{
+    char *start = main__config_start(opts, main__is_dir(opts->input));
+    char *path = p2s_settings_config_path(&opts->settings, start);
+    p2s_free(start);
+    return path;
+}
+
+/* Runs opts->input with the settings and project of its own: --exclude adds up with the
+ * configuration's exclude, -j wins over its jobs. */
+static int main__run_input(P2sOptions *opts, const MainSettings *settings, P2sReport *report)
+{
+    size_t excludes = opts->excludes.size;
+    unsigned jobs = opts->jobs;
+    for (size_t i = 0; i < settings->config.exclude.size; i++)
+        array_push(&opts->excludes, (const char *)settings->config.exclude.contents[i]);
+    if (!opts->jobs)
+        opts->jobs = settings->config.jobs;
+    bool tree_mode = main__is_dir(opts->input);
+    char *start = main__config_start(opts, tree_mode);
+    P2sProject project;
+    p2s_project_init(&project, start, &settings->config);
+    p2s_free(start);
+    int code = tree_mode ? p2s_tree_run(opts, &settings->rules, &project, report)
+                         : main__run_file(opts, &settings->rules, &project, report);
+    p2s_project_release(&project);
+    opts->excludes.size = excludes;
+    opts->jobs = jobs;
+    return code;
+}
+
 int main(int argc, char **argv)
 {
     P2sOptions opts;
-    P2sConfig config = {0};
-    P2sProject project = {0};
-    P2sRules rules = {0};
+    MainSettingsList settings = {0};
+    Array(const MainSettings *) settings_of = {0};  /* per input */
     P2sStrbuf err;
     int code = P2S_EXIT_OK;
 
@@ -348,28 +337,31 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < opts.inputs.size && !opts.version; i++)
         if (p2s_cli_validate(&opts, main__is_dir(opts.inputs.contents[i]), &err) < 0)
             goto usage;
-    if (!opts.version && main__load_config(&opts, main__is_dir(opts.input), &config) < 0) {
-        code = P2S_EXIT_USAGE;
+    if (opts.version) {   /* the rules of the command line alone: no input, no configuration */
+        const MainSettings *plain = main__settings_for(&opts, &settings, NULL);
+        if (plain)
+            main__version(&plain->rules);
+        code = plain ? P2S_EXIT_OK : P2S_EXIT_USAGE;
         goto done;
     }
-    if (main__load_rules(&opts, &rules) < 0) {
-        code = P2S_EXIT_USAGE;
-        goto done;
-    }
-    if (opts.version) {
-        main__version(&rules);
-        goto done;
+    /* Every input's configuration is read before anything runs: a broken one is a usage error
+     * with nothing written. */
+    for (size_t i = 0; i < opts.inputs.size; i++) {
+        opts.input = opts.inputs.contents[i];
+        char *path = main__config_path(&opts);
+        const MainSettings *one = main__settings_for(&opts, &settings, path);
+        p2s_free(path);
+        if (!one) {
+            code = P2S_EXIT_USAGE;
+            goto done;
+        }
+        array_push(&settings_of, one);
     }
     P2sReport report;
-    char *start = main__config_start(&opts, main__is_dir(opts.input));
-    p2s_project_init(&project, start, &config);
-    p2s_free(start);
     p2s_report_init(&report, opts.format, main__use_color(&opts), opts.quiet, opts.lint ? stdout : stderr);
     for (size_t i = 0; i < opts.inputs.size; i++) {
         opts.input = opts.inputs.contents[i];
-        int one = main__is_dir(opts.input) ? p2s_tree_run(&opts, &rules, &project, &report)
-                                            : main__run_file(&opts, &rules, &project, &report);
-        code = main__worse(code, one);
+        code = main__worse(code, main__run_input(&opts, settings_of.contents[i], &report));
     }
     p2s_report_finish(&report);
     goto done;
@@ -377,9 +369,8 @@ usage:
     fprintf(stderr, "pylayer2static: error: %s\nTry 'pylayer2static --help' for more information.\n", err.buf);
     code = P2S_EXIT_USAGE;
 done:
-    p2s_project_release(&project);
-    p2s_rules_release(&rules);
-    p2s_config_release(&config);
+    array_delete(&settings_of);
+    main__settings_release(&settings);
     p2s_cli_release(&opts);
     p2s_strbuf_release(&err);
     if (fflush(stdout) != 0 && code == P2S_EXIT_OK)

@@ -189,23 +189,12 @@ static bool parse__deep_indent(const P2sSource *src, P2sSpan *at, size_t *column
     return false;
 }
 
-static void parse__drop_from(P2sDiagSink *sink, size_t from)
-{
-    for (size_t i = from; i < sink->items.size; i++) {
-        if (sink->items.contents[i].severity == P2S_ERROR)
-            sink->errors--;
-        p2s_free(sink->items.contents[i].message);
-        p2s_free(sink->items.contents[i].fix);
-    }
-    sink->items.size = from;
-}
-
 bool p2s_parse_explain_limits(const P2sSource *src, P2sDiagSink *sink, size_t from)
 {
     size_t cr = p2s_parse_lone_cr(src), column;
     P2sSpan at;
     if (cr != SIZE_MAX) {
-        parse__drop_from(sink, from);
+        p2s_diag_sink_truncate(sink, from);
         P2sDiag *d = p2s_diag_emitf(sink, P2S_ERROR, "P2S005", p2s_span(cr, cr + 1),
                                     "this file ends lines with a lone CR (classic Mac OS), which the parser (tree-sitter-python %s) does not read",
                                     P2S_GRAMMAR_VERSION);
@@ -213,7 +202,7 @@ bool p2s_parse_explain_limits(const P2sSource *src, P2sDiagSink *sink, size_t fr
         return true;
     }
     if (parse__deep_indent(src, &at, &column)) {
-        parse__drop_from(sink, from);
+        p2s_diag_sink_truncate(sink, from);
         P2sDiag *d = p2s_diag_emitf(sink, P2S_ERROR, "P2S006", at,
                                     "indentation reaches column %zu here; the parser (tree-sitter-python %s) cannot track blocks indented %d columns or more",
                                     column, P2S_GRAMMAR_VERSION, PARSE_INDENT_LIMIT);
@@ -236,4 +225,20 @@ TSTree *p2s_parse_incremental(const P2sSource *src, const TSTree *old, P2sDiagSi
 TSTree *p2s_parse(const P2sSource *src, P2sDiagSink *sink)
 {
     return p2s_parse_incremental(src, NULL, sink);
+}
+
+void p2s_node_flat_text(const P2sSource *src, TSNode node, P2sStrbuf *out)
+{
+    bool space = false;
+    for (size_t i = ts_node_start_byte(node), end = ts_node_end_byte(node); i < end && i < src->len; i++) {
+        char c = src->bytes[i];
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\\') {
+            space = true;
+            continue;
+        }
+        if (space && out->len > 0 && out->buf[out->len - 1] != '(' && c != ')')
+            p2s_strbuf_addch(out, ' ');
+        space = false;
+        p2s_strbuf_addch(out, c);
+    }
 }

@@ -86,4 +86,8 @@ static inline P2sSpan p2s_node_span(TSNode node)
     return p2s_span(ts_node_start_byte(node), ts_node_end_byte(node));
 }
 
+/* Appends node's text with every run of whitespace (and line continuation) made one space, as
+ * diagnostics quote code that may span lines (signatures, call objects). */
+void p2s_node_flat_text(const P2sSource *src, TSNode node, P2sStrbuf *out);
+
 #endif

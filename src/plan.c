@@ -72,7 +72,7 @@ static bool plan__has_arguments(TSNode args)
 {
     uint32_t n = ts_node_named_child_count(args);
     for (uint32_t i = 0; i < n; i++)
-        if (strcmp(ts_node_type(ts_node_named_child(args, i)), "comment") != 0)
+        if (p2s_kind(ts_node_named_child(args, i)) != P2S_KIND_COMMENT)
             return true;
     return false;
 }
@@ -156,67 +156,56 @@ static int plan__add_runtime_import(P2sPlan *plan, const P2sSource *src, const P
     return 0;
 }
 
-/* Builder parameters from forward's (less ctx): defaults become _p2s.DEFAULT, annotations go.
- * Fills the signature, the positional tuple and the keyword dict of the PyLayerOp call. */
-static void plan__builder_parameters(const P2sSource *src, TSNode params, P2sStrbuf *sig,
-                                     P2sStrbuf *args, P2sStrbuf *kwargs)
+/* Builder parameters from forward's signature (less ctx): defaults become _p2s.DEFAULT,
+ * annotations go; `/` stays after positional-only parameters, a bare `*` before keyword-only
+ * ones. Fills the signature, the positional tuple and the keyword dict of the PyLayerOp call. */
+static void plan__builder_parameters(const P2sSignature *forward, P2sStrbuf *sig, P2sStrbuf *args,
+                                     P2sStrbuf *kwargs)
 {
-    uint32_t n = ts_node_named_child_count(params);
-    bool keyword_only = false;
-    size_t positional = 0;  /* parameters before `/`, for whether `/` may stay */
     size_t items = 0;       /* entries of the positional tuple: one needs a trailing comma */
-    for (uint32_t i = 1; i < n; i++) {
-        TSNode p = ts_node_named_child(params, i);
-        const char *type = ts_node_type(p);
-        if (strcmp(type, "comment") == 0)
-            continue;
-        TSNode name = p2s_child(p, P2S_FIELD_NAME);
-        bool has_default = strcmp(type, "default_parameter") == 0 || strcmp(type, "typed_default_parameter") == 0;
-        if (strcmp(type, "typed_parameter") == 0) {
-            p = ts_node_named_child(p, 0);
-            type = ts_node_type(p);
-        }
-        if (strcmp(type, "positional_separator") == 0) {
-            if (positional > 0)
-                p2s_strbuf_adds(sig, sig->len ? ", /" : "/");
-            continue;
-        }
-        if (strcmp(type, "keyword_separator") == 0) {
+    bool star_due = forward->bare_star;
+    for (size_t i = 0; i < forward->params.size; i++) {
+        const P2sParam *p = &forward->params.contents[i];
+        if (i > 0 && forward->params.contents[i - 1].kind == P2S_PARAM_POSITIONAL_ONLY &&
+            p->kind != P2S_PARAM_POSITIONAL_ONLY)
+            p2s_strbuf_adds(sig, ", /");
+        if (star_due && (p->kind == P2S_PARAM_KEYWORD_ONLY || p->kind == P2S_PARAM_VAR_KEYWORD)) {
             p2s_strbuf_adds(sig, sig->len ? ", *" : "*");
-            keyword_only = true;
-            continue;
+            star_due = false;
         }
-        const char *prefix = "";
-        if (strcmp(type, "list_splat_pattern") == 0)
-            prefix = "*";
-        else if (strcmp(type, "dictionary_splat_pattern") == 0)
-            prefix = "**";
-        if (!p2s_node_present(name))
-            name = *prefix ? ts_node_named_child(p, 0) : p;
-        P2sSpan s = p2s_node_span(name);
-        int len = (int)(s.end - s.start);
-        const char *text = src->bytes + s.start;
+        int len = (int)(p->name.end - p->name.start);
+        const char *text = forward->text + p->name.start;
+        const char *prefix = p->kind == P2S_PARAM_VAR_POSITIONAL ? "*" : p->kind == P2S_PARAM_VAR_KEYWORD ? "**" : "";
         p2s_strbuf_addf(sig, "%s%s%.*s%s", sig->len ? ", " : "", prefix, len, text,
-                        has_default ? "=_p2s.DEFAULT" : "");
-        if (strcmp(prefix, "**") == 0) {
+                        p->has_default ? "=_p2s.DEFAULT" : "");
+        switch (p->kind) {
+        case P2S_PARAM_VAR_KEYWORD:
             p2s_strbuf_addf(kwargs, "%s**%.*s", kwargs->len ? ", " : "", len, text);
-        } else if (*prefix) {
+            break;
+        case P2S_PARAM_VAR_POSITIONAL:
             p2s_strbuf_addf(args, "%s*%.*s", args->len ? ", " : "", len, text);
-            keyword_only = true;
             items++;
-        } else if (keyword_only) {
+            break;
+        case P2S_PARAM_KEYWORD_ONLY:
             p2s_strbuf_addf(kwargs, "%s'%.*s': %.*s", kwargs->len ? ", " : "", len, text, len, text);
-        } else {
+            break;
+        case P2S_PARAM_POSITIONAL_ONLY:
+        case P2S_PARAM_POSITIONAL_OR_KEYWORD:
             p2s_strbuf_addf(args, "%s%.*s", args->len ? ", " : "", len, text);
-            positional++;
             items++;
+            break;
         }
     }
+    size_t n = forward->params.size;
+    if (n > 0 && forward->params.contents[n - 1].kind == P2S_PARAM_POSITIONAL_ONLY)
+        p2s_strbuf_adds(sig, ", /");
+    if (star_due)
+        p2s_strbuf_adds(sig, sig->len ? ", *" : "*");
     if (items == 1)
         p2s_strbuf_addch(args, ',');  /* (x,) and (*xs,): a tuple, not parentheses */
 }
 
-static void plan__add_builder(P2sStrbuf *tail, const P2sSource *src, const P2sPyLayerClass *cls,
+static void plan__add_builder(P2sStrbuf *tail, const P2sPyLayerClass *cls,
                               const char *eol)
 {
     P2sStrbuf sig, args, kwargs, fname;
@@ -224,8 +213,7 @@ static void plan__add_builder(P2sStrbuf *tail, const P2sSource *src, const P2sPy
     p2s_strbuf_init(&args);
     p2s_strbuf_init(&kwargs);
     p2s_strbuf_init(&fname);
-    plan__builder_parameters(src, p2s_child(cls->forward, P2S_FIELD_PARAMETERS),
-                             &sig, &args, &kwargs);
+    plan__builder_parameters(cls->signature, &sig, &args, &kwargs);
     p2s_strbuf_adds(&fname, "_p2s_static_");
     for (const char *c = cls->qualname; *c; c++)
         p2s_strbuf_adds(&fname, *c == '.' ? "__" : (char[2]){*c, 0});
@@ -264,14 +252,14 @@ static bool plan__transpiles_any(const P2sFindings *found)
     return false;
 }
 
-int p2s_plan_build(const P2sSource *src, const P2sFindings *found, const P2sRules *rules,
-                   bool with_tail, P2sDiagSink *sink, P2sPlan *out)
+P2sPlanStatus p2s_plan_build(const P2sSource *src, const P2sFindings *found, const P2sRules *rules,
+                             bool with_tail, P2sDiagSink *sink, P2sPlan *out)
 {
     P2sPlan plan;
     p2s_plan_init(&plan);
     if (found->already_transpiled || !plan__transpiles_any(found)) {
         *out = plan;
-        return 0;
+        return P2S_PLAN_MADE;
     }
     const char *eol = plan__line_ending(src);
     for (size_t i = 0; i < found->sites.size; i++)
@@ -279,7 +267,7 @@ int p2s_plan_build(const P2sSource *src, const P2sFindings *found, const P2sRule
             plan__add_site(&plan, &found->sites.contents[i]);
     if (plan__add_runtime_import(&plan, src, found, rules, eol, sink) < 0) {
         p2s_plan_release(&plan);
-        return -1;
+        return P2S_PLAN_NOT_PYTHON;
     }
     if (!with_tail)
         goto finish;
@@ -291,13 +279,13 @@ int p2s_plan_build(const P2sSource *src, const P2sFindings *found, const P2sRule
                     "_p2s.require(\"" P2S_VERSION "\")%s", eol, eol, eol, eol);
     for (size_t i = 0; i < found->classes.size; i++)
         if (found->classes.contents[i].builder && !found->classes.contents[i].as_written)
-            plan__add_builder(&plan.tail, src, &found->classes.contents[i], eol);
+            plan__add_builder(&plan.tail, &found->classes.contents[i], eol);
     p2s_strbuf_addf(&plan.tail, "# pylayer2static " P2S_VERSION "%s", eol);
 finish:
     if (p2s_plan_finish(&plan, sink) < 0) {
         p2s_plan_release(&plan);
-        return -1;
+        return P2S_PLAN_INTERNAL_ERROR;
     }
     *out = plan;
-    return 0;
+    return P2S_PLAN_MADE;
 }

@@ -29,12 +29,18 @@ void p2s_plan_add(P2sPlan *self, size_t start, size_t end, const char *text, siz
 void p2s_plan_insert_ranked(P2sPlan *self, size_t at, const char *text, size_t rank);
 /* Sorts the edits; returns 0, or -1 with an internal-error diagnostic if two overlap. */
 int  p2s_plan_finish(P2sPlan *self, P2sDiagSink *sink);
-/* The plan for a module's findings. Returns 0, or -1 with a diagnostic: P2S001 when the
- * input turns out not to be Python (the grammar accepts a superset), else an internal error.
+typedef enum {
+    P2S_PLAN_MADE,
+    P2S_PLAN_NOT_PYTHON,        /* P2S001: the input turns out not to be Python (the grammar
+                                   accepts a superset) */
+    P2S_PLAN_INTERNAL_ERROR,    /* P2S900: overlapping edits */
+} P2sPlanStatus;
+
+/* The plan for a module's findings; any status but MADE comes with its diagnostic.
  * Without with_tail the generated tail stays empty: its text reports nothing, and the language
  * server, which wants only the diagnostics, makes no output. */
-int  p2s_plan_build(const P2sSource *src, const P2sFindings *found, const P2sRules *rules,
-                    bool with_tail, P2sDiagSink *sink, P2sPlan *out);
+P2sPlanStatus p2s_plan_build(const P2sSource *src, const P2sFindings *found, const P2sRules *rules,
+                             bool with_tail, P2sDiagSink *sink, P2sPlan *out);
 bool p2s_plan_is_empty(const P2sPlan *self);
 void p2s_plan_release(P2sPlan *self);
 

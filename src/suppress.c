@@ -73,21 +73,19 @@ bool p2s_suppress_hides(const P2sDiag *d, const P2sSource *src, const P2sRules *
     return p2s_suppress_noqa(src, line, d->code);
 }
 
+typedef struct {
+    const P2sSource *src;
+    const P2sRules *rules;
+} SuppressBy;
+
+static bool suppress__hidden(const P2sDiag *d, const void *ctx)
+{
+    const SuppressBy *by = ctx;
+    return p2s_suppress_hides(d, by->src, by->rules);
+}
+
 void p2s_suppress_filter(P2sDiagSink *sink, size_t from, const P2sSource *src, const P2sRules *rules)
 {
-    size_t kept = from;
-    for (size_t i = from; i < sink->items.size; i++) {
-        P2sDiag *d = &sink->items.contents[i];
-        if (p2s_suppress_hides(d, src, rules)) {
-            p2s_free(d->message);
-            p2s_free(d->fix);
-        } else {
-            sink->items.contents[kept++] = *d;
-        }
-    }
-    sink->items.size = kept;
-    sink->errors = 0;
-    for (size_t i = 0; i < sink->items.size; i++)
-        if (sink->items.contents[i].severity == P2S_ERROR)
-            sink->errors++;
+    SuppressBy by = {src, rules};
+    p2s_diag_sink_remove_if(sink, from, suppress__hidden, &by);
 }

@@ -19,7 +19,7 @@ bool p2s_suppress_noqa(const P2sSource *src, size_t line, const char *code);
 /* True when the selection disables d or a noqa covers it (src NULL: no noqa). */
 bool p2s_suppress_hides(const P2sDiag *d, const P2sSource *src, const P2sRules *rules);
 /* Removes from sink->items[from..] every diagnostic the selection disables or a noqa covers,
- * keeping the order of the rest, and recounts sink->errors. src may be NULL (no noqa then). */
+ * keeping the order of the rest. src may be NULL (no noqa then). */
 void p2s_suppress_filter(P2sDiagSink *sink, size_t from, const P2sSource *src, const P2sRules *rules);
 
 #endif

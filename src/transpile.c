@@ -246,9 +246,13 @@ P2sTranspileStatus p2s_unit_finish(P2sUnit *self, const P2sRules *rules)
     P2sTranspileStatus made = p2s_check(self->src, &self->found, rules, &self->sink) > 0
                             ? P2S_TRANSPILE_CONTRACT_ERROR : P2S_TRANSPILE_OK;
     size_t planned_from = self->sink.items.size;
-    if (p2s_plan_build(self->src, &self->found, rules, !self->lint_only, &self->sink, &plan) < 0) {
-        if (strcmp(array_back(&self->sink.items)->code, "P2S001") == 0)
-            status = P2S_TRANSPILE_INPUT_ERROR;
+    switch (p2s_plan_build(self->src, &self->found, rules, !self->lint_only, &self->sink, &plan)) {
+    case P2S_PLAN_MADE:
+        break;
+    case P2S_PLAN_NOT_PYTHON:
+        status = P2S_TRANSPILE_INPUT_ERROR;
+        goto done;
+    case P2S_PLAN_INTERNAL_ERROR:
         goto done;
     }
     p2s_suppress_filter(&self->sink, planned_from, self->src, rules);
@@ -281,28 +285,14 @@ done:
     return status;
 }
 
-/* Moves the unit's diagnostics into sink (the caller's sink outlives the unit). */
-static void transpile__move_diagnostics(P2sUnit *unit, P2sDiagSink *sink)
-{
-    for (size_t i = 0; i < unit->sink.items.size; i++) {
-        array_push(&sink->items, unit->sink.items.contents[i]);
-        if (unit->sink.items.contents[i].severity == P2S_ERROR)
-            sink->errors++;
-    }
-    unit->sink.items.size = 0;
-    unit->sink.errors = 0;
-}
-
-P2sTranspileStatus p2s_transpile(const P2sSource *src, const P2sRules *rules, P2sTranspileMode mode,
-                                 P2sDiagSink *sink, P2sStrbuf *out, bool *changed)
+P2sTranspileStatus p2s_transpile(const P2sSource *src, const P2sRules *rules, P2sDiagSink *sink,
+                                 P2sStrbuf *out, bool *changed)
 {
     P2sUnit unit;
     p2s_unit_init(&unit, src);
     *changed = false;
     P2sTranspileStatus status = p2s_unit_parse(&unit);
-    if (status == P2S_TRANSPILE_OK && mode == P2S_MODE_PARSE_ONLY) {
-        p2s_strbuf_add(out, src->bytes, src->len);
-    } else if (status == P2S_TRANSPILE_OK) {
+    if (status == P2S_TRANSPILE_OK) {
         p2s_unit_find(&unit, rules, NULL);
         status = p2s_unit_finish(&unit, rules);
         if (p2s_transpile_made_output(status)) {
@@ -310,7 +300,7 @@ P2sTranspileStatus p2s_transpile(const P2sSource *src, const P2sRules *rules, P2
             *changed = unit.changed;
         }
     }
-    transpile__move_diagnostics(&unit, sink);
+    p2s_diag_sink_move(sink, &unit.sink);
     p2s_unit_release(&unit);
     return status;
 }

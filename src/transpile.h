@@ -29,11 +29,6 @@ static inline bool p2s_transpile_made_output(P2sTranspileStatus status)
     return status == P2S_TRANSPILE_OK || status == P2S_TRANSPILE_CONTRACT_ERROR;
 }
 
-typedef enum {
-    P2S_MODE_TRANSPILE,   /* find, check, rewrite and verify */
-    P2S_MODE_PARSE_ONLY,  /* validate and parse: the output is the input */
-} P2sTranspileMode;
-
 /* One source on its way through the pipeline. Owns everything but src (and input). */
 typedef struct {
     const P2sSource *src;       /* what the pipeline works on: the input, or `undone` */
@@ -78,7 +73,7 @@ void p2s_unit_release(P2sUnit *self);
 /* All steps for a lone source; on OK or CONTRACT_ERROR, out holds the output (the input itself
  * when nothing changes) and *changed says whether it differs. A file ending in the marker
  * passes through (no regenerate: the fuzz target holds untouched bytes to the plan's edits). */
-P2sTranspileStatus p2s_transpile(const P2sSource *src, const P2sRules *rules, P2sTranspileMode mode,
-                                 P2sDiagSink *sink, P2sStrbuf *out, bool *changed);
+P2sTranspileStatus p2s_transpile(const P2sSource *src, const P2sRules *rules, P2sDiagSink *sink,
+                                 P2sStrbuf *out, bool *changed);
 
 #endif

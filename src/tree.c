@@ -42,6 +42,7 @@ typedef struct {
     P2sNameSet misses;          /* parked: what resolution still needs of the findings */
     P2sStrings exports;         /* parked or finished: the findings' exports and targets */
     P2sStrings export_targets;
+    P2sSignatures export_signatures;
     P2sStrings depends;         /* other modules' PyLayers it uses, kept for --depfile */
     P2sStrings as_written;      /* finished: qualified names of its exports left as written */
     P2sDiagSink io;             /* walk and read errors, and non-Python copies */
@@ -59,7 +60,7 @@ typedef struct {
     size_t *by_size;            /* entry indices, biggest file first (path order among equals):
                                    the workers take them so, and no big file is left to one
                                    worker at the end of a phase */
-    P2sNameSet external;
+    P2sExternals external;
     struct stat out_stat;
     bool out_exists;
     atomic_size_t kept_bytes;   /* source bytes of the modules whose trees are kept */
@@ -308,6 +309,7 @@ static void tree__unpark(Entry *e)
     p2s_nameset_release(&e->misses);
     p2s_strings_release(&e->exports);
     p2s_strings_release(&e->export_targets);
+    p2s_signatures_release(&e->export_signatures);
     e->parked = false;
 }
 
@@ -327,6 +329,9 @@ static void tree__drop_tree(Entry *e)
     tree__move_strings(&e->depends, &found->externals_used);
     tree__move_strings(&e->exports, &found->exports);
     tree__move_strings(&e->export_targets, &found->export_targets);
+    p2s_signatures_release(&e->export_signatures);
+    e->export_signatures = found->export_signatures;
+    memset(&found->export_signatures, 0, sizeof found->export_signatures);
     p2s_unit_drop_tree(&e->unit);
 }
 
@@ -415,7 +420,8 @@ static void tree__order_by_size(Tree *t)
     qsort_r(t->by_size, t->entries.size, sizeof(size_t), tree__compare_sizes, t->entries.contents);
 }
 
-/* Adds what every module exports to the external set; the names that are new go to fresh. */
+/* Adds what every module exports to the external set, each with its forward's signature (a
+ * re-export's is its target's); the names that are new go to fresh. */
 static void tree__collect_exports(Tree *t, P2sStrings *fresh)
 {
     for (size_t i = 0; i < t->entries.size; i++) {
@@ -423,11 +429,16 @@ static void tree__collect_exports(Tree *t, P2sStrings *fresh)
         if (!e->read_ok || e->status != P2S_TRANSPILE_OK)
             continue;
         const P2sStrings *exports = e->parked ? &e->exports : &e->unit.found.exports;
+        const P2sStrings *targets = e->parked ? &e->export_targets : &e->unit.found.export_targets;
+        const P2sSignatures *signatures = e->parked ? &e->export_signatures : &e->unit.found.export_signatures;
         for (size_t k = 0; k < exports->size; k++) {
             P2sStrbuf q;
             p2s_strbuf_init(&q);
             p2s_strbuf_addf(&q, "%s%s%s", e->module, *e->module ? "." : "", exports->contents[k]);
-            if (p2s_nameset_add(&t->external, q.buf, q.len))
+            const char *target = targets->contents[k];
+            const P2sExternal *re = *target ? p2s_externals_get(&t->external, target, strlen(target)) : NULL;
+            const P2sSignature *sig = re ? re->signature : signatures->contents[k];
+            if (p2s_externals_add(&t->external, q.buf, q.len, sig))
                 array_push(fresh, p2s_strbuf_detach(&q, NULL));
             p2s_strbuf_release(&q);
         }
@@ -522,16 +533,6 @@ static void tree__finish_nth(void *ctx, size_t k)
     tree__finish(t, e);
 }
 
-/* Marks q left as written in the external set; true when it was not yet. */
-static bool tree__mark_as_written(Tree *t, const char *q)
-{
-    size_t value = 0;
-    if (p2s_nameset_get(&t->external, q, strlen(q), &value) && value == P2S_EXTERNAL_AS_WRITTEN)
-        return false;
-    p2s_nameset_put(&t->external, q, strlen(q), P2S_EXTERNAL_AS_WRITTEN);
-    return true;
-}
-
 /* Marks every export left as written: a module's own, then re-exports of marked names until
  * nothing changes. The names newly marked go to fresh. */
 static void tree__collect_as_written(Tree *t, P2sStrings *fresh)
@@ -543,20 +544,19 @@ static void tree__collect_as_written(Tree *t, P2sStrings *fresh)
             if (!e->read_ok)
                 continue;
             for (size_t k = 0; k < e->as_written.size; k++)
-                if (tree__mark_as_written(t, e->as_written.contents[k]))
+                if (p2s_externals_mark_as_written(&t->external, e->as_written.contents[k]))
                     array_push(fresh, p2s_strdup(e->as_written.contents[k]));
             const P2sStrings *names = e->unit.tree ? &e->unit.found.exports : &e->exports;
             const P2sStrings *targets = e->unit.tree ? &e->unit.found.export_targets : &e->export_targets;
             for (size_t k = 0; k < targets->size; k++) {
                 const char *target = targets->contents[k];
-                size_t value = 0;
-                if (!*target || !p2s_nameset_get(&t->external, target, strlen(target), &value) ||
-                    value != P2S_EXTERNAL_AS_WRITTEN)
+                const P2sExternal *marked = *target ? p2s_externals_get(&t->external, target, strlen(target)) : NULL;
+                if (!marked || !marked->as_written)
                     continue;
                 P2sStrbuf q;
                 p2s_strbuf_init(&q);
                 p2s_strbuf_addf(&q, "%s%s%s", e->module, *e->module ? "." : "", names->contents[k]);
-                if (tree__mark_as_written(t, q.buf)) {
+                if (p2s_externals_mark_as_written(&t->external, q.buf)) {
                     array_push(fresh, p2s_strbuf_detach(&q, NULL));
                     grew = true;
                 }
@@ -853,7 +853,7 @@ static void tree__release(Tree *t)
     array_delete(&t->entries);
     p2s_free(t->by_size);
     p2s_output_batch_release(&t->batch);
-    p2s_nameset_release(&t->external);
+    p2s_externals_release(&t->external);
     p2s_free(t->src_root);
     p2s_free(t->out_root);
     p2s_free(t->package_prefix);
@@ -873,7 +873,7 @@ int p2s_tree_run(const P2sOptions *opts, const P2sRules *rules, const P2sProject
     free(abs_root);  /* from realpath */
     t.out_root = tree__strip_slashes(opts->in_place || !opts->output ? opts->input : opts->output);
     t.package_prefix = p2s_tree_package_prefix(t.src_root);
-    p2s_nameset_init(&t.external);
+    p2s_externals_init(&t.external);
     p2s_output_batch_init(&t.batch);
     int code = P2S_EXIT_OK;
 
@@ -1013,7 +1013,7 @@ static bool tree__probe_one(void *arg, const char *name, size_t n)
 void p2s_tree_context_place(const P2sProject *project, const char *path, P2sTreeContext *out)
 {
     memset(out, 0, sizeof *out);
-    p2s_nameset_init(&out->external);
+    p2s_externals_init(&out->external);
     char *abs = p2s_project_absolute(path);
     bool crawled_package = false;
     char *crawled = p2s_project_crawl_module_name(path, &out->crawl_root, &crawled_package);
@@ -1048,7 +1048,7 @@ void p2s_tree_context(const P2sOptions *opts, const P2sRules *rules, const P2sPr
     t.src_root = p2s_strdup("");
     t.out_root = p2s_strdup("");
     t.package_prefix = p2s_strdup("");
-    p2s_nameset_init(&t.external);
+    p2s_externals_init(&t.external);
     p2s_output_batch_init(&t.batch);
     P2sNameSet tried;
     p2s_nameset_init(&tried);
@@ -1071,7 +1071,7 @@ void p2s_tree_context(const P2sOptions *opts, const P2sRules *rules, const P2sPr
     tree__order_by_size(&t);
     p2s_parallel_for(t.entries.size, jobs, tree__finish_nth, &t);
     tree__leave_as_written_across_modules(&t);
-    p2s_nameset_release(&ctx->external);
+    p2s_externals_release(&ctx->external);
     ctx->external = t.external;
     memset(&t.external, 0, sizeof t.external);
     ctx->siblings = t.entries.size - 1;
@@ -1084,6 +1084,6 @@ void p2s_tree_context_release(P2sTreeContext *self)
     p2s_free(self->module);
     p2s_free(self->crawl_root);
     p2s_free(self->own_package);
-    p2s_nameset_release(&self->external);
+    p2s_externals_release(&self->external);
     memset(self, 0, sizeof *self);
 }

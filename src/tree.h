@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "externals.h"
 #include "nameset.h"
 #include "project.h"
 #include "report.h"
@@ -26,7 +27,7 @@ typedef struct {
     bool is_package;
     char *crawl_root;           /* the directory above the file's topmost package; may be NULL */
     char *own_package;          /* the file's top package; NULL for a top-level module */
-    P2sNameSet external;        /* as P2sModule.external; empty until p2s_tree_context */
+    P2sExternals external;      /* as P2sModule.external; empty until p2s_tree_context */
     size_t siblings;            /* modules read besides the file */
 } P2sTreeContext;
 

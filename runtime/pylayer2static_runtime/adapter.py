@@ -5,7 +5,7 @@ the Program IR of paddle 2.6 and of 3.x with PIR off, `paddle.static.Variable`) 
 how `static_pylayer` takes inputs, carries saved tensors to backward and builds backward
 (with the op, or at autodiff time); op.py is written against this protocol only.
 """
-from typing import Any, Callable, ContextManager, List, Optional, Protocol
+from typing import Any, Callable, ContextManager, Dict, List, Optional, Protocol, Tuple
 
 import paddle
 
@@ -41,8 +41,9 @@ class IrAdapter(Protocol):
     def outputs_as_list(self, result: Any, count: int) -> List[Any]:
         """`static_pylayer`'s result as a list of `count` outputs."""
 
-    def label(self, outputs: List[Any], cls: type) -> None:
-        """Name `cls` on the op that made `outputs`."""
+    def label(self, outputs: List[Any], cls: type, call: Tuple[Tuple[Any, ...], Dict[str, Any]]) -> None:
+        """Name `cls` on the op that made `outputs`; `call`, the call as written, is recorded
+        where an export can be trained after `jit.load` (reload.py)."""
 
     def forward_only_backward(self, message: str, inputs: List[Any], needs_grad: bool) -> Optional[Callable[..., Any]]:
         """The backward of a PyLayer without one (raising `message` when a gradient is asked)."""

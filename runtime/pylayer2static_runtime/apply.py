@@ -93,11 +93,12 @@ def applier(layer: Any) -> Callable[..., Any]:
 
 def _install_pir() -> None:
     try:
-        from . import inline, pir
+        from . import inline, pir, reload
     except ImportError:  # paddle 2.6.2: no PIR pylayer ops, nothing to install
         return
     pir.install()
     inline.install()
+    reload.install()
 
 
 sot.install()

@@ -23,11 +23,13 @@ and pop end in one block, push first, by the pushed values themselves:
 - a PyLayer's gradient: the pylayer op autodiff builds for it (`core.call_vjp`), as it is
   built, so that a second autodiff (double backward) differentiates its ops (`_inline_grad_op`).
 
-An export cannot be trained after `paddle.jit.load`: its PyLayers' backward is not in the file
-(without inlining, a PIR export keeps only an id into the saving process's registry), and
-autodiff of the inlined forward ops would differ from the custom backward silently. The
-inlined ops carry their class's name (`_MARK`), and building a training program from such a
-program raises `PyLayerContractError` naming the classes.
+An export's PyLayers' backward is not in the file (without inlining, a PIR export keeps only
+an id into the saving process's registry), and autodiff of the inlined forward ops would
+differ from the custom backward silently. So an export records each call (reload.py), and
+training it after `paddle.jit.load` builds the calls again as pylayer ops; the inlined ops
+also carry their class's name (`_MARK`), and building a training program that still holds
+such ops (no record loaded, calls inside control flow) raises `PyLayerContractError` naming
+the classes.
 
 Numbers do not change: the ops are the ones the sub-blocks held, in the same order, reading
 the same values. A pylayer op that cannot be inlined as it is (a sub-block with arguments,
@@ -38,16 +40,16 @@ own that later in-place writes could not reach the input through.
 """
 import functools
 import logging
-from typing import Any, Callable, List, Optional, Set
+from typing import Any, Callable, Iterator, List, Optional, Set
 
 import paddle
 
-from . import patch
+from . import patch, reload
 from .errors import PyLayerContractError
 
 LOG = logging.getLogger("pylayer2static_runtime")
 
-_PYLAYER = "pd_op.pylayer"
+PYLAYER = "pd_op.pylayer"
 _YIELD = "cf.yield"
 _PUSH = "cf.tuple_push"
 _POP = "cf.tuple_pop"
@@ -135,7 +137,7 @@ def _why_kept(op: Any) -> str:
     return ""
 
 
-def _inline(op: Any) -> Optional[List[Any]]:
+def inline_op(op: Any) -> Optional[List[Any]]:
     """Replace `op` by its sub-block's ops; the values now in place of its results, or None
     (and a debug log) if it must stay."""
     why = _why_kept(op)
@@ -149,7 +151,7 @@ def _inline(op: Any) -> Optional[List[Any]]:
     label = f"{_MARK}{op.str_attr(CLASS_ATTR)}/" if op.has_attr(CLASS_ATTR) else ""
     for inner in ops[:-1]:
         inner.move_before(op)
-        if label and inner.name() != _PYLAYER:
+        if label and inner.name() != PYLAYER:
             path = inner.str_attr("struct_name") if inner.has_attr("struct_name") else "/"
             inner.set_str_attr("struct_name", path + label)
     for result, value in zip(op.results(), yielded):
@@ -159,23 +161,23 @@ def _inline(op: Any) -> Optional[List[Any]]:
     return yielded
 
 
-def _inline_block(block: Any) -> int:
+def inline_block(block: Any) -> int:
     """Inline every pylayer op of `block`, also those inlining brings into it, and of the
     blocks inside its other ops; the number inlined."""
     count = 0
     kept: Set[int] = set()
     while True:
-        pending = [op for op in block.ops if op.name() == _PYLAYER and op.id() not in kept]
+        pending = [op for op in block.ops if op.name() == PYLAYER and op.id() not in kept]
         if not pending:
             break
         for op in pending:
-            if _inline(op) is not None:
+            if inline_op(op) is not None:
                 count += 1
             else:
                 kept.add(op.id())
     for op in block.ops:
         for inner in op.blocks():
-            count += _inline_block(inner)
+            count += inline_block(inner)
     return count
 
 
@@ -184,13 +186,13 @@ def _index_in_block(op: Any, block: Any) -> int:
     return next((i for i, other in enumerate(block.ops) if other.id() == op.id()), -1)
 
 
-def _short_circuit_pipes(block: Any) -> None:
+def short_circuit_pipes(block: Any) -> None:
     """Each stack whose one push and one pop are in one block, push first: the pop's
     results become the pushed values and the stack goes; a push nobody pops goes too."""
     stacks = []
     for op in block.ops:
         for inner in op.blocks():
-            _short_circuit_pipes(inner)
+            short_circuit_pipes(inner)
         if op.name() == "cf.stack_create":
             stacks.append(op)
     # Pushes and pops are erased below: ops are listed first, and only stacks are visited
@@ -217,9 +219,9 @@ def _short_circuit_pipes(block: Any) -> None:
 
 def inline_pylayers(program: Any) -> int:
     """Inline the pylayer ops of `program` and short-circuit their pipes; the number inlined."""
-    count = _inline_block(program.global_block())
+    count = inline_block(program.global_block())
     if count:
-        _short_circuit_pipes(program.global_block())
+        short_circuit_pipes(program.global_block())
         LOG.debug("inlined %d pylayer op(s)", count)
     return count
 
@@ -297,7 +299,7 @@ def _inline_grad_op(forward_op: Any, grad_op: Any) -> Optional[List[Any]]:
         LOG.debug("gradient pylayer op kept (%s): %s", why, grad_op)
         grad_op.set_str_attr(GRAD_CLASS_ATTR, forward_op.str_attr(CLASS_ATTR))
         return None
-    return _inline(grad_op)
+    return inline_op(grad_op)
 
 
 def _refuse_gradient_of_kept(grad_op: Any) -> None:
@@ -317,7 +319,7 @@ def _inlining_grad_ops(call_vjp: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(call_vjp)
     def call_vjp_and_inline(op: Any, *args: Any) -> Any:
-        if op.name() != _PYLAYER:
+        if op.name() != PYLAYER:
             return call_vjp(op, *args)
         if op.has_attr(GRAD_CLASS_ATTR):
             _refuse_gradient_of_kept(op)
@@ -326,17 +328,17 @@ def _inlining_grad_ops(call_vjp: Callable[..., Any]) -> Callable[..., Any]:
         block = paddle.pir.get_current_insertion_point().block()
         before = _op_ids(block)
         grads = call_vjp(op, *args)
-        for grad_op in [built for built in block.ops if built.id() not in before and built.name() == _PYLAYER]:
+        for grad_op in [built for built in block.ops if built.id() not in before and built.name() == PYLAYER]:
             results = list(grad_op.results())
             values = _inline_grad_op(op, grad_op)
             if values is not None:
-                grads = [[_replaced(grad, results, values) for grad in slot] for slot in grads]
+                grads = [[replaced(grad, results, values) for grad in slot] for slot in grads]
         return grads
 
     return call_vjp_and_inline
 
 
-def _replaced(value: Any, results: List[Any], values: List[Any]) -> Any:
+def replaced(value: Any, results: List[Any], values: List[Any]) -> Any:
     """`value`, or what replaced it if it is one of an inlined op's `results`."""
     if value is None:
         return None
@@ -347,16 +349,30 @@ _RUNNABLE_CACHES = ("name_value_map", "x_values", "param_values", "out_values",
                     "x_grad_values", "param_grad_values", "out_grad_values")
 
 
+def forget_values(runnable: Any) -> None:
+    """Make a dy2static `RunnableProgram` look its values up again (its ops changed)."""
+    for name in _RUNNABLE_CACHES:
+        runnable.__dict__.pop(name, None)
+
+
 def _inline_runnable(runnable: Any) -> None:
     """Inline a dy2static `RunnableProgram`'s pylayer ops, forgetting the values it looked up."""
     if inline_pylayers(runnable.program):
-        for name in _RUNNABLE_CACHES:
-            runnable.__dict__.pop(name, None)
+        forget_values(runnable)
+
+
+def _struct_names(block: Any) -> Iterator[str]:
+    for op in block.ops:
+        if op.has_attr("struct_name"):
+            yield op.str_attr("struct_name")
+        for inner in op.blocks():
+            yield from _struct_names(inner)
 
 
 def _inlined_classes(program: Any) -> List[str]:
-    """The PyLayer classes whose ops `program` holds inlined, before any autodiff."""
-    paths = [op.str_attr("struct_name") for op in program.global_block().ops if op.has_attr("struct_name")]
+    """The PyLayer classes whose ops `program` holds inlined, before any autodiff, also
+    inside control flow."""
+    paths = _struct_names(program.global_block())
     return sorted({part[len(_MARK):] for path in paths for part in path.split("/") if part.startswith(_MARK)})
 
 
@@ -368,16 +384,20 @@ def _refuse_inlined_training(runnable: Any) -> None:
     if classes:
         raise PyLayerContractError(
             f"this program was saved by paddle.jit.save with the forward of PyLayer {', '.join(classes)} "
-            "inlined for inference (pylayer2static); its custom backward is not in the file, so the "
-            "loaded model cannot be trained or run in training mode: call .eval() on it for inference, "
-            "and train the original model"
+            "inlined for inference (pylayer2static); its custom backward is not in the file, and the "
+            f"record of its calls that pylayer2static writes beside it (PREFIX{reload.SUFFIX}) was not "
+            "loaded with it or does not cover these calls (inside control flow), so the loaded model "
+            "cannot be trained or run in training mode: call .eval() on it for inference, and train "
+            "the original model"
         )
 
 
 def _after_append_backward(append_backward: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(append_backward)
     def append_backward_and_inline(self: Any, *args: Any, **kwargs: Any) -> Any:
-        _refuse_inlined_training(args[0] if args else kwargs["train_runnable_program"])
+        training = args[0] if args else kwargs["train_runnable_program"]
+        reload.rebuild_calls(training)
+        _refuse_inlined_training(training)
         runnable = append_backward(self, *args, **kwargs)
         _inline_runnable(runnable)
         return runnable
@@ -406,13 +426,15 @@ def _with_infer_hook(init: Callable[..., Any], hook: type) -> Callable[..., Any]
     return init_with_hook
 
 
-def _then_inline(make: Callable[..., Any], program_at: Callable[..., Any]) -> Callable[..., Any]:
+def _then_inline(
+    make: Callable[..., Any], program_at: Callable[..., Any], inlining: Callable[[Any], int] = inline_pylayers
+) -> Callable[..., Any]:
     """`make`, then the pylayer ops of the program `program_at(args, result)` inlined."""
 
     @functools.wraps(make)
     def make_and_inline(*args: Any, **kwargs: Any) -> Any:
         result = make(*args, **kwargs)
-        inline_pylayers(program_at(args, kwargs, result))
+        inlining(program_at(args, kwargs, result))
         return result
 
     return make_and_inline
@@ -434,6 +456,7 @@ def install() -> None:
     patch.install("inline.PartialProgramLayer.__init__", layer, "__init__", lambda init: _with_infer_hook(init, hook))
     patch.install("inline.executor._add_pir_fetch_ops", executor, "_add_pir_fetch_ops", lambda make: _then_inline(
         make, lambda args, kwargs, result: kwargs.get("program", args[0] if args else None)))
+    # An export's calls are recorded as they are inlined, for training after jit.load.
     for module, key in ((pir_io, "inline.pir_io.normalize_pir_program"), (io, "inline.io.normalize_pir_program")):
-        patch.install(key, module, "normalize_pir_program",
-                      lambda normalize: _then_inline(normalize, lambda args, kwargs, result: result))
+        patch.install(key, module, "normalize_pir_program", lambda normalize: _then_inline(
+            normalize, lambda args, kwargs, result: result, reload.inline_export))

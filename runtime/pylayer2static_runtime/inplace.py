@@ -263,9 +263,8 @@ def followed(cls: type, method: str, foreign: List[Any], same: Callable[[Any, An
 
     _Following.stack.append(_Body(cls, method, foreign, same))
     try:
-        with contextlib.ExitStack() as stack:
-            for owner, name, replacement in _swaps():  # `zero_` too, which static tensors lack
-                stack.enter_context(patch.swapped("inplace.apis", owner, name, replacement))
+        # `zero_` too, which static tensors lack
+        with patch.swapped_all("inplace.apis", _swaps()), contextlib.ExitStack() as stack:
             if not isinstance(inplace_utils.warnings, _LoudWarnings):
                 stack.enter_context(
                     patch.swapped("inplace.warnings", inplace_utils, "warnings", _LoudWarnings(inplace_utils.warnings)))

@@ -47,15 +47,17 @@ DEFAULT = _Default()
 
 
 class Passed:
-    """One argument of the call as written: its value, its place in the call, and how
-    contract errors name it. Not a list or tuple, so a builder passes it on whole."""
+    """One argument of the call as written: its value, its place in the call, its keyword
+    (None: positional), and how contract errors name it. Not a list or tuple, so a builder
+    passes it on whole."""
 
-    __slots__ = ("value", "place", "label")
+    __slots__ = ("value", "place", "keyword", "label")
 
-    def __init__(self, value: Any, place: int, label: str) -> None:
+    def __init__(self, value: Any, place: int, keyword: Optional[str]) -> None:
         self.value = value
         self.place = place
-        self.label = label
+        self.keyword = keyword
+        self.label = f"argument {place + 1}" if keyword is None else f"argument '{keyword}'"
 
     def __repr__(self) -> str:
         return f"Passed({self.label}: {self.value!r})"
@@ -64,9 +66,9 @@ class Passed:
 def written(args: Tuple[Any, ...], kwargs: Dict[str, Any], first_place: int = 0) -> Tuple[Tuple[Any, ...], Dict[str, Any]]:
     """The call `(*args, **kwargs)` with each argument marked with its place in it: the
     positional ones first, then the keywords in the order written."""
-    marked = tuple(Passed(value, first_place + i, f"argument {first_place + i + 1}") for i, value in enumerate(args))
+    marked = tuple(Passed(value, first_place + i, None) for i, value in enumerate(args))
     place = first_place + len(args)
-    return marked, {key: Passed(value, place + j, f"argument '{key}'") for j, (key, value) in enumerate(kwargs.items())}
+    return marked, {key: Passed(value, place + j, key) for j, (key, value) in enumerate(kwargs.items())}
 
 
 def _marked(args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tuple[Tuple[Any, ...], Dict[str, Any]]:
@@ -130,6 +132,7 @@ class CallLayout:
         self._args, self._kwargs = bind(cls, *_marked(tuple(args), dict(kwargs)))
         passed = sorted((v for v in self._bound_values() if isinstance(v, Passed)), key=lambda p: p.place)
         self._index = {id(p): k for k, p in enumerate(passed)}
+        self._keywords = [p.keyword for p in passed]
         self.arguments: List[Any] = [p.value for p in passed]
         """The passed arguments' values, in the order written."""
         self.labels: List[str] = [p.label for p in passed]
@@ -137,6 +140,12 @@ class CallLayout:
 
     def _bound_values(self) -> List[Any]:
         return list(self._args) + list(self._kwargs.values())
+
+    def written_call(self, arguments: List[Any]) -> Tuple[Tuple[Any, ...], Dict[str, Any]]:
+        """The call as written, `(args, kwargs)`, with the passed arguments taken from
+        `arguments` (as `self.arguments`): how `apply` would make it again (reload.py)."""
+        named = list(zip(self._keywords, arguments))
+        return tuple(v for k, v in named if k is None), {k: v for k, v in named if k is not None}
 
     def forward_call(self, arguments: List[Any]) -> Tuple[Tuple[Any, ...], Dict[str, Any]]:
         """forward's `(args, kwargs)`, with the passed arguments taken from `arguments`

@@ -16,10 +16,13 @@ import paddle
 from paddle.base import core
 from paddle.base.framework import Operator, Parameter, Variable  # paddle 2.6.2 (also 3.3.1 with PIR off)
 
-from .errors import PyLayerContractError
 from . import patch
+from .errors import PyLayerContractError
 
 LOG = logging.getLogger("pylayer2static_runtime")
+CLASS_ATTR = "p2s_pylayer"
+"""The attribute naming a PyLayer class (module.qualname) on its pylayer op and, in an
+export, on the ops inlining takes out of it (as PIR's inline.CLASS_ATTR)."""
 
 
 class LegacyAdapter:
@@ -109,8 +112,12 @@ class LegacyAdapter:
         return list(result) if result is not None else []
 
     @staticmethod
-    def label(outputs: List[Any], cls: type) -> None:
-        """Nothing: legacy exports keep their pylayer ops."""
+    def label(outputs: List[Any], cls: type, call: Tuple[Tuple[Any, ...], Dict[str, Any]]) -> None:
+        """Name `cls` on the op, for the ops an export's inlining takes out of it (`_inline`);
+        the call is not recorded: a loaded legacy export is not trained (`install`)."""
+        op = getattr(outputs[0], "op", None) if outputs else None
+        if op is not None and op.type == "pylayer":
+            op._set_attr(CLASS_ATTR, f"{cls.__module__}.{cls.__qualname__}")
 
     @staticmethod
     def forward_only_backward(message: str, inputs: List[Any], needs_grad: bool) -> Optional[Callable[..., Any]]:
@@ -313,9 +320,12 @@ def _inline(global_block: Any, index: int) -> bool:
     scopes = op.output("Scope")
     for var in list(body.vars.values()):
         global_block._clone_variable(var, force_persistable=False)
+    cls = op.attr(CLASS_ATTR) if op.has_attr(CLASS_ATTR) else None
     for offset, inner in enumerate(body.ops):
         desc = global_block.desc._insert_op(index + offset)
         desc.copy_from(inner.desc)
+        if cls is not None:
+            desc._set_str_attr(CLASS_ATTR, cls)
         global_block.ops.insert(index + offset, Operator(global_block, desc))
         for child in _child_blocks(global_block.program, inner):
             # Control flow or a nested pylayer op: its blocks now find the variables they
@@ -358,8 +368,37 @@ def inline_pylayers(program: Any) -> int:
     return count
 
 
+def _inlined_classes(program_desc: Any) -> List[str]:
+    block = program_desc.block(0)
+    ops = [block.op(i) for i in range(block.op_size())]
+    return sorted({op.attr(CLASS_ATTR) for op in ops if op.has_attr(CLASS_ATTR)})
+
+
+def _refusing_inlined_training(append_backward_desc: Callable[..., Any]) -> Callable[..., Any]:
+    """`_ProgramHolder._append_backward_desc` (paddle 2.6.2 jit/translated_layer.py: the
+    training program of a loaded export, built when it is first trained), refused for an
+    export holding a PyLayer's forward ops inlined: autodiff would differentiate those, not
+    the custom backward, silently. paddle 3.x builds the calls again instead (reload.py)."""
+
+    @functools.wraps(append_backward_desc)
+    def append_backward_desc_unless_inlined(self: Any, program_desc: Any, *args: Any, **kwargs: Any) -> Any:
+        classes = _inlined_classes(program_desc)
+        if classes:
+            raise PyLayerContractError(
+                f"paddle {paddle.__version__} (legacy IR) cannot train this model loaded by paddle.jit.load: "
+                f"it was saved with the forward of PyLayer {', '.join(classes)} inlined for inference "
+                "(pylayer2static), its custom backward is not in the file, and on this IR it is not built "
+                "again (paddle 3.x does), so it cannot be run in training mode either: call .eval() on it "
+                "for inference, and train the original model"
+            )
+        return append_backward_desc(self, program_desc, *args, **kwargs)
+
+    return append_backward_desc_unless_inlined
+
+
 def install() -> None:
-    """Let `paddle.jit.save` export a program with more than one `pylayer` op.
+    """Let `paddle.jit.save` export a program with more than one `pylayer` op, and refuse
+    training a loaded export that holds a PyLayer's ops inlined.
 
     paddle 2.6.2 and 3.3.1 static/io.py `normalize_program` drops each pylayer op's backward
     block with `copy_program.blocks.pop(block_id)`, by id, from the Python list of blocks:
@@ -369,6 +408,9 @@ def install() -> None:
     (the op's `blocks` attribute is what drops the backward block), so while it runs the
     list keeps its blocks and every id keeps naming its block.
     """
+    from paddle.jit import translated_layer
     from paddle.static import io
 
     patch.install("legacy.io.normalize_program", io, "normalize_program", _keeping_block_ids)
+    patch.install("legacy.refuse_inlined_training", translated_layer._ProgramHolder, "_append_backward_desc",
+                  _refusing_inlined_training)

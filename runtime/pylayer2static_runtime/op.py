@@ -224,7 +224,8 @@ class _Build:
         self.backward = backward
         # converted now, as forward is: a backward dy2static cannot convert fails the build here
         self.static_backward = backward if self.forward_only else static_function(backward, "backward")
-        flat = flat_slots([structure.map_leaves(_as_static, a) for a in self.layout.arguments], adapter.is_tensor)
+        self.arguments = [structure.map_leaves(_as_static, a) for a in self.layout.arguments]
+        flat = flat_slots(self.arguments, adapter.is_tensor)
         self.inputs = _Inputs(flat, adapter.op_inputs(flat.tensors()))
         self.outputs: Optional[_Outputs] = None
 
@@ -243,7 +244,7 @@ class _Build:
             reraise_with_user_lines(exc)
         self.adapter.finish()
         outs = self.adapter.outputs_as_list(result, len(self._forward_result().flat.positions))
-        self.adapter.label(outs, self.cls)
+        self.adapter.label(outs, self.cls, self.layout.written_call(self.arguments))
         return self._returned(outs, needs_grad)
 
     def _forward_result(self) -> _Outputs:

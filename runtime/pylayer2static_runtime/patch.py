@@ -10,7 +10,7 @@ every key is used, and every use listed).
 """
 import contextlib
 import inspect
-from typing import Any, Callable, Dict, Iterator, NamedTuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, NamedTuple, Tuple
 
 
 class Patch(NamedTuple):
@@ -134,6 +134,18 @@ PATCHES: Dict[str, Patch] = {
     "legacy.Variable.size": Patch(
         "paddle.base.framework.Variable.size", "legacy.py", "build",
         "paddle 2.6.2 python/paddle/base/framework.py"),
+    "legacy.refuse_inlined_training": Patch(
+        "paddle.jit.translated_layer._ProgramHolder._append_backward_desc", "legacy.py", "process",
+        "paddle 2.6.2 python/paddle/jit/translated_layer.py"),
+    "reload.save_inference_model_pir": Patch(
+        "paddle.static.pir_io.save_inference_model_pir", "reload.py", "process",
+        "paddle 3.3.1 python/paddle/static/pir_io.py"),
+    "reload.io.save_inference_model_pir": Patch(
+        "paddle.static.io.save_inference_model_pir", "reload.py", "process",
+        "paddle 3.3.1 python/paddle/static/io.py (imports it from pir_io)"),
+    "reload.load_pir_program": Patch(
+        "paddle.jit.pir_translated_layer._load_pir_program", "reload.py", "process",
+        "paddle 3.3.1 python/paddle/jit/pir_translated_layer.py"),
     "legacy.Program.clone": Patch(
         "paddle.static.Program.clone (while normalize_program runs)", "legacy.py", "build",
         f"{_BOTH} python/paddle/static/io.py `normalize_program`"),
@@ -181,20 +193,46 @@ def install(key: str, owner: Any, name: str, make: Callable[[Any], Any]) -> None
     setattr(owner, name, staticmethod(replacement) if static else replacement)
 
 
+def _own(owner: Any, name: str) -> Any:
+    """`owner.name` as `owner` itself holds it (`_ABSENT` when inherited or missing: restored
+    as such, inherited again), or as read where `owner` has no `__dict__`."""
+    try:
+        return vars(owner).get(name, _ABSENT)
+    except TypeError:
+        return getattr(owner, name)
+
+
+def _restore(owner: Any, name: str, previous: Any) -> None:
+    if previous is _ABSENT:
+        delattr(owner, name)
+    else:
+        setattr(owner, name, previous)
+
+
 @contextlib.contextmanager
 def swapped(key: str, owner: Any, name: str, value: Any) -> Iterator[None]:
     """`owner.name` is `value` inside the block and what it was after it, however it ends
     (absent again if it was absent)."""
     _listed(key)
-    try:
-        previous = vars(owner).get(name, _ABSENT)  # its own: an inherited attribute is inherited again after
-    except TypeError:  # no __dict__
-        previous = getattr(owner, name)
+    previous = _own(owner, name)
     setattr(owner, name, value)
     try:
         yield
     finally:
-        if previous is _ABSENT:
-            delattr(owner, name)
-        else:
-            setattr(owner, name, previous)
+        _restore(owner, name, previous)
+
+
+@contextlib.contextmanager
+def swapped_all(key: str, swaps: Iterable[Tuple[Any, str, Any]]) -> Iterator[None]:
+    """`swapped` for each `(owner, name, value)` of `swaps`, in one flat loop rather than a
+    context manager each (a body built swaps some 430 in-place APIs)."""
+    _listed(key)
+    previous: List[Tuple[Any, str, Any]] = []
+    try:
+        for owner, name, value in swaps:
+            previous.append((owner, name, _own(owner, name)))
+            setattr(owner, name, value)
+        yield
+    finally:
+        for owner, name, value in reversed(previous):
+            _restore(owner, name, value)

@@ -9,12 +9,12 @@ cross with `build_pipe_for_pylayer` in the forward block and are read back from 
 """
 import contextlib
 import functools
-from typing import Any, Callable, Dict, Iterator, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import paddle
 from paddle.base.libpaddle.pir import build_pipe_for_pylayer  # paddle 3.3.1
 
-from . import dy2static, inline
+from . import dy2static, inline, reload
 from .errors import PyLayerContractError
 from . import patch
 
@@ -131,11 +131,13 @@ class PirAdapter:
         return list(result) if result is not None else []
 
     @staticmethod
-    def label(outputs: List[Any], cls: type) -> None:
-        """Name `cls` on the op, for the ops inlining takes out of it (inline.py)."""
+    def label(outputs: List[Any], cls: type, call: Tuple[Tuple[Any, ...], Dict[str, Any]]) -> None:
+        """Name `cls` on the op, for the ops inlining takes out of it (inline.py), and
+        record forward's arguments `call`, for an export's training after jit.load (reload.py)."""
         op = outputs[0].get_defining_op() if outputs else None
-        if op is not None and op.name() == "pd_op.pylayer":
+        if op is not None and op.name() == inline.PYLAYER:
             op.set_str_attr(inline.CLASS_ATTR, f"{cls.__module__}.{cls.__qualname__}")
+            reload.record_call(op, cls, call, PirAdapter.is_tensor)
 
     @staticmethod
     def forward_only_backward(message: str, inputs: List[Any], needs_grad: bool) -> Optional[Callable[..., Any]]:

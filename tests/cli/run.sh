@@ -401,6 +401,48 @@ printf '[tool.pylayer2static]\nsrc = ["lib"]\nexclude = ["lib/pkg/layers.py"]\n'
 expect_rc "an excluded sibling is not read" 0 sh -c "cd '$work/proj_cfg' && '$bin' --list lib/pkg/model.py"
 [ ! -s "$work/stdout" ]
 check "exclude applies to the siblings a file reaches, as to tree mode's walk" $?
+# a file list spanning two projects: each file is run with its own project's configuration and
+# import roots (the namespace packages below are found through `src` only), whatever the order
+multi="$work/multi"
+for p in a b; do
+    mkdir -p "$multi/$p/lib/ns$p"
+    cp "$work/proj_orig/src/pkg/layers.py" "$multi/$p/lib/ns$p/layers.py"
+    printf 'from ns%s.layers import Q\n\n\ndef f(x):\n    return Q.apply(x)\n' "$p" > "$multi/$p/lib/ns$p/use.py"
+    printf 'from paddle.autograd import PyLayer\n\n\ndef g(layer_cls, x):\n    return layer_cls.apply(x)\n' > "$multi/$p/lib/ns$p/dyn.py"
+done
+printf '[tool.pylayer2static]\nsrc = ["lib"]\n' > "$multi/a/pyproject.toml"
+printf '[tool.pylayer2static]\nsrc = ["lib"]\nignore = ["P2S300"]\n' > "$multi/b/pyproject.toml"
+expect_rc "--list over files of two projects" 0 sh -c "cd '$multi' && '$bin' --list b/lib/nsb/use.py a/lib/nsa/use.py"
+[ "$(cat "$work/stdout")" = "b/lib/nsb/use.py:5:12 apply Q
+a/lib/nsa/use.py:5:12 apply Q" ]
+check "each file of a list resolves through its own project's import roots (got $(head -c 200 "$work/stdout"))" $?
+expect_rc "--lint over files of two projects" 0 sh -c "cd '$multi' && '$bin' --lint a/lib/nsa/dyn.py b/lib/nsb/dyn.py"
+grep -q "^a/lib/nsa/dyn.py:5:12: note\[P2S300\]" "$work/stdout" && ! grep -q "nsb" "$work/stdout"
+check "each file of a list is checked with its own project's configuration" $?
+
+# argument checks on calls of another module's PyLayer: forward's signature travels with the
+# export (and a re-export), so tree mode, a file list and a single file report alike
+args="$work/args"
+mkdir -p "$args/src/pkg"
+printf '[project]\nname = "pkg"\n' > "$args/pyproject.toml"
+printf 'from .layers import Scale\n' > "$args/src/pkg/__init__.py"
+printf 'import paddle\nfrom paddle.autograd import PyLayer\n\n\nclass Scale(PyLayer):\n    @staticmethod\n    def forward(ctx, x, /, k=2.0, *, bias=0.0):\n        return x * k + bias\n\n    @staticmethod\n    def backward(ctx, dy):\n        return dy * 2.0\n' > "$args/src/pkg/layers.py"
+printf 'import paddle\nfrom pkg import Scale\nfrom pkg.layers import Scale as S\n\n\ndef run(x):\n    a = Scale.apply(x, 3.0, 4.0)\n    b = S.apply(x=x)\n    return S.apply(x, bias=1.0) + a + b\n' > "$args/src/pkg/model.py"
+want_args="src/pkg/model.py:7:29: error[P2S111]: 'Scale.apply' takes from 1 to 2 positional argument(s) but 3 were given
+src/pkg/model.py:8:16: error[P2S112]: 'S.apply' is missing the required argument 'x'
+src/pkg/model.py:8:17: error[P2S110]: 'S.apply' got an unexpected keyword argument 'x'"
+for how in "tree mode:." "a file list:src/pkg/layers.py src/pkg/model.py" "a single file:src/pkg/model.py"; do
+    # shellcheck disable=SC2086
+    expect_rc "${how%%:*}: another module's forward binds the call's arguments" 1 \
+        sh -c "cd '$args' && '$bin' --lint --color=never ${how#*:}"
+    [ "$(grep '^\(\./\)\?src/pkg/model.py:.*error' "$work/stdout" | sed 's|^\./||')" = "$want_args" ]
+    check "${how%%:*}: P2S111, P2S112 and P2S110 on another module's PyLayer, '/' honoured (got $(head -c 300 "$work/stdout"))" $?
+done
+expect_rc "tree mode with argument errors on another module's PyLayer" 1 "$bin" "$args" -o "$work/args_out"
+grep -q "    a = Scale.apply(x, 3.0, 4.0)$" "$work/args_out/src/pkg/model.py" &&
+    grep -q "    b = S.apply(x=x)$" "$work/args_out/src/pkg/model.py" &&
+    grep -q "    return _p2s.apply(S, x, bias=1.0) + a + b$" "$work/args_out/src/pkg/model.py"
+check "the calls at fault stay as written, the others are transpiled" $?
 
 # a class that breaks its contract after it was transpiled: its calls come back as written
 sed -i '/@staticmethod/{N;s/    @staticmethod\n    def backward/    def backward/}' "$proj/src/pkg/layers.py"

@@ -224,17 +224,15 @@ def run_jit_save(module: Any, state: Dict[str, np.ndarray]) -> List[Result]:
         outs = loaded(*[paddle.to_tensor(a) for a in arrays])
         from_load = Result([t.numpy() for t in _tensor_leaves(outs)], {})
 
+        # The predictor's default CPU configuration: oneDNN on, every pass. But for a case
+        # naming the framework bug that rules oneDNN out on paddle 3.3.1: its oneDNN kernels
+        # give wrong outputs on this project's CI machines (AMD EPYC, AVX2) for the same
+        # models written with built-in ops (test_predictor_onednn.py).
         config = paddle.inference.Config(_model_file(prefix), prefix + ".pdiparams")
         config.disable_gpu()
         config.disable_glog_info()
-        # paddle 3.3.1's oneDNN inference kernels give wrong outputs on this project's CI
-        # machines (AMD EPYC, AVX2) for models without any PyLayer (a Linear feeding sin and
-        # cos, multi_outputs' built-in twin: off by 3.26), and 2.6.2's mis-run a pylayer op
-        # with two outputs fed by a Linear: run without.
-        config.disable_mkldnn()
-        # A case's documented workaround for a framework bug in the predictor's passes.
-        for name in getattr(module, "PREDICTOR_PASSES_DELETED", ()):
-            config.delete_pass(name)
+        if PIR and getattr(module, "PREDICTOR_ONEDNN_OFF", ""):
+            config.disable_mkldnn()
         predictor = paddle.inference.create_predictor(config)
         for name, array in zip(predictor.get_input_names(), arrays):
             predictor.get_input_handle(name).copy_from_cpu(array)
@@ -371,7 +369,8 @@ def check_mode(module: Any, original: Any, mode: str, state: Dict[str, np.ndarra
     elif mode == "jit_save":
         loaded, predicted = run_jit_save(module, state)
         assert_same(loaded, expected, with_grads=False, tol=tol)
-        assert_same(predicted, expected, with_grads=False, tol=tol)
+        # oneDNN's kernels sum in another order than eager's: float32 rounding apart.
+        assert_same(predicted, expected, with_grads=False, tol=(max(tol[0], 1e-5), max(tol[1], 1e-6)))
         assert predicted.pylayer_ops == 0, f"the saved inference program holds {predicted.pylayer_ops} pylayer op(s)"
     elif mode == "train":
         steps = getattr(original, "STEPS", 3)

@@ -107,10 +107,11 @@ def test_the_executor_runs_a_static_program_without_pylayer_ops(transpile, monke
 
 def test_pylayer_ops_holding_control_flow(transpile) -> None:
     """Forward and backward holding `if` and `while` (ops with blocks of their own). PIR: those
-    ops move into the parent block whole, and no pylayer op is left. The legacy IR keeps such
-    an op: its inner blocks would find their variables through an emptied parent."""
+    ops move into the parent block whole, and no pylayer op is left. The legacy IR inlines
+    exports only (`legacy.inline_pylayers` at `normalize_program`): there the ops move with
+    their blocks, reparented to the global block, and the export equals eager."""
     import paddle
-    from pylayer2static_runtime import inline, legacy
+    from pylayer2static_runtime import inline
 
     module = harness.load_module(transpile(case("control_flow")), "e2e_runtime_inline_control_flow")
     state = harness.reference_state(module)
@@ -124,32 +125,17 @@ def test_pylayer_ops_holding_control_flow(transpile) -> None:
         assert inline.inline_pylayers(program) == before
         assert harness.count_pylayer_ops(program) == 0
     else:
-        assert legacy.inline_pylayers(program) == 0
-        assert harness.count_pylayer_ops(program) == before
+        loaded, predicted = harness.run_jit_save(module, state)
+        expected = harness.run_eager(module, state)
+        harness.assert_same(loaded, expected, with_grads=False)
+        assert predicted.pylayer_ops == 0
 
 
-def test_a_loaded_export_runs_and_on_pir_refuses_training_loudly(transpile, tmp_path) -> None:
-    """An export holds the PyLayers' forward ops inlined and not their backward: inference
-    after `jit.load` equals eager; on PIR training the loaded model raises, naming the class,
-    rather than differentiate the inlined forward (a straight-through quantizer: zero). The
-    legacy IR has no such guard (docs/SUPPORT.md)."""
-    import paddle
-
+def test_a_loaded_export_runs(transpile) -> None:
+    """An export holds the PyLayers' forward ops inlined: inference after `jit.load` and in the
+    predictor equals eager. Training a loaded export: test_train_after_load.py."""
     module = harness.load_module(transpile(case("real_fake_quant")), "e2e_runtime_loaded_training")
     state = harness.reference_state(module)
     loaded_result, predicted = harness.run_jit_save(module, state)
     harness.assert_same(loaded_result, harness.run_eager(module, state), with_grads=False)
     assert predicted.pylayer_ops == 0
-    if not harness.PIR:
-        return
-    model = harness._model(module, state)
-    model.eval()
-    prefix = str(tmp_path / "model")
-    paddle.jit.save(model, prefix, input_spec=harness._input_spec(module))
-    loaded = paddle.jit.load(prefix)
-    loaded.train()
-    inputs = [paddle.to_tensor(a) for a in harness.input_arrays(module)]
-    with pytest.raises(Exception, match=r"PyLayer e2e_runtime_loaded_training.FakeQuantAbsMaxSTE .*cannot be trained.*\.eval\(\)"):
-        loaded(*inputs)
-    loaded.eval()
-    loaded(*inputs)

@@ -93,7 +93,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         p2s_diag_sink_init(&sink);
         p2s_strbuf_init(&out);
         p2s_strbuf_init(&text);
-        P2sTranspileStatus st = p2s_transpile(&src, &rules, P2S_MODE_TRANSPILE, &sink, &out, &changed);
+        P2sTranspileStatus st = p2s_transpile(&src, &rules, &sink, &out, &changed);
         FUZZ_CHECK(st != P2S_TRANSPILE_INTERNAL_ERROR, "accepted rules make an internal error");
         for (size_t i = 0; i < sink.items.size; i++) {
             const P2sDiag *d = &sink.items.contents[i];

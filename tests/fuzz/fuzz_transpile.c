@@ -44,11 +44,11 @@ static bool fuzz__capturing;
  * below stops compiling instead of being called with the wrong arguments. */
 __typeof__(p2s_plan_build) __real_p2s_plan_build, __wrap_p2s_plan_build;
 
-int __wrap_p2s_plan_build(const P2sSource *src, const P2sFindings *found, const P2sRules *rules,
-                          bool with_tail, P2sDiagSink *sink, P2sPlan *out)
+P2sPlanStatus __wrap_p2s_plan_build(const P2sSource *src, const P2sFindings *found, const P2sRules *rules,
+                                    bool with_tail, P2sDiagSink *sink, P2sPlan *out)
 {
-    int rc = __real_p2s_plan_build(src, found, rules, with_tail, sink, out);
-    if (rc == 0 && fuzz__capturing) {
+    P2sPlanStatus status = __real_p2s_plan_build(src, found, rules, with_tail, sink, out);
+    if (status == P2S_PLAN_MADE && fuzz__capturing) {
         p2s_plan_release(&fuzz__plan);
         p2s_plan_init(&fuzz__plan);
         for (size_t i = 0; i < out->edits.size; i++) {
@@ -58,7 +58,7 @@ int __wrap_p2s_plan_build(const P2sSource *src, const P2sFindings *found, const 
         p2s_strbuf_add(&fuzz__plan.tail, out->tail.buf, out->tail.len);
         fuzz__plan_captured = true;
     }
-    return rc;
+    return status;
 }
 
 #define FUZZ_CHECK(cond, ...)                                                  \
@@ -197,7 +197,7 @@ static void fuzz__check_idempotent(const P2sStrbuf *out)
     p2s_source_from_bytes(&again, "<output>", out->buf, out->len);
     p2s_diag_sink_init(&sink);
     p2s_strbuf_init(&second);
-    P2sTranspileStatus st = p2s_transpile(&again, &fuzz__rules, P2S_MODE_TRANSPILE, &sink, &second, &changed);
+    P2sTranspileStatus st = p2s_transpile(&again, &fuzz__rules, &sink, &second, &changed);
     FUZZ_CHECK(p2s_transpile_made_output(st), "the output does not transpile again (status %d)", (int)st);
     FUZZ_CHECK(!changed && second.len == out->len && memcmp(second.buf, out->buf, out->len) == 0,
                "transpiling the output again changes it");
@@ -218,7 +218,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     fuzz__plan_captured = false;
     fuzz__capturing = true;
-    P2sTranspileStatus status = p2s_transpile(&src, &fuzz__rules, P2S_MODE_TRANSPILE, &sink, &out, &changed);
+    P2sTranspileStatus status = p2s_transpile(&src, &fuzz__rules, &sink, &out, &changed);
     fuzz__capturing = false;
     fuzz__check_diagnostics(&src, &sink);
     FUZZ_CHECK(status != P2S_TRANSPILE_INTERNAL_ERROR, "internal error: %s",

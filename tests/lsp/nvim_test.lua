@@ -1,9 +1,11 @@
 -- nvim_test.lua — a real client: headless Neovim (Debian's neovim, 0.7+) and its built-in LSP
 -- client against `pylayer2static lsp`. Opens a PyLayer file, waits for the diagnostics, edits a
 -- line so one disappears and reads the buffer and diagnostics back, applies a quick fix, asks
--- for hover and the static form. Run by tests/lsp/run_nvim.sh, which sets P2S_BIN, P2S_FILE and
--- P2S_RESULT; every check writes `lsp: ok|FAIL NAME` and the last line `lsp: N passed, N failed`.
+-- for hover and the static form; then, in a project with a src/ layout (P2S_PROJECT), a sibling
+-- module's PyLayer: argument checks and the hover's binding. Run by tests/lsp/run_nvim.sh, which
+-- sets P2S_BIN, P2S_FILE, P2S_PROJECT and P2S_RESULT; every check writes `lsp: ok|FAIL NAME` and the last line `lsp: N passed, N failed`.
 local bin, file, result = os.getenv("P2S_BIN"), os.getenv("P2S_FILE"), os.getenv("P2S_RESULT")
+local project = os.getenv("P2S_PROJECT")
 local out = assert(io.open(result, "w"))
 local passed, failed = 0, 0
 
@@ -113,6 +115,32 @@ local ok, err = pcall(function()
   client.stop()
   vim.wait(5000, function() return client.is_stopped() end, 20)
   check(client.is_stopped(), "the server shuts down")
+
+  -- 5. a PyLayer of a sibling module, in a src/ layout rooted at the project
+  vim.cmd("edit " .. vim.fn.fnameescape(project .. "/src/pkg/use.py"))
+  local use = vim.api.nvim_get_current_buf()
+  local sid = vim.lsp.start_client({ name = "pylayer2static", cmd = { bin, "lsp" }, root_dir = project })
+  vim.lsp.buf_attach_client(use, sid)
+  local sibling = vim.lsp.get_client_by_id(sid)
+  local function diagnostic(code)
+    for _, d in ipairs(vim.diagnostic.get(use)) do
+      if d.code == code then return d end
+    end
+  end
+  vim.wait(10000, function() return diagnostic("P2S111") ~= nil end, 20)
+  local args = diagnostic("P2S111")
+  check(args ~= nil and args.lnum == 5 and args.message:find("3 were given", 1, true) ~= nil,
+        "P2S111 on a sibling module's PyLayer", args)
+  local hline = vim.api.nvim_buf_get_lines(use, 6, 7, false)[1]
+  local sh = sibling.request_sync("textDocument/hover", {
+    textDocument = { uri = vim.uri_from_bufnr(use) },
+    position = { line = 6, character = hline:find("Double.apply", 1, true) },
+  }, 5000, use)
+  local shown = sh and sh.result and sh.result.contents.value or ""
+  check(shown:find("module `pkg.ops`", 1, true) ~= nil and shown:find("`k` ← `5`", 1, true) ~= nil
+        and shown:find("src.pkg", 1, true) == nil, "hover binds a sibling module's call", shown)
+  sibling.stop()
+  vim.wait(5000, function() return sibling.is_stopped() end, 20)
 end)
 if not ok then check(false, "script error", err) end
 finish()

@@ -12,7 +12,8 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cp "$here/fixtures/model.py" "$tmp/model.py"
-P2S_BIN=$bin P2S_FILE=$tmp/model.py P2S_RESULT=$tmp/result HOME=$tmp XDG_STATE_HOME=$tmp XDG_DATA_HOME=$tmp \
+cp -R "$here/fixtures/siblings" "$tmp/siblings"
+P2S_BIN=$bin P2S_FILE=$tmp/model.py P2S_PROJECT=$tmp/siblings P2S_RESULT=$tmp/result HOME=$tmp XDG_STATE_HOME=$tmp XDG_DATA_HOME=$tmp \
     timeout 60 nvim --headless -u NONE -i NONE -n -c "luafile $here/nvim_test.lua" >"$tmp/nvim.log" 2>&1
 status=$?
 if [ -f "$tmp/result" ] && grep -q '^lsp: [0-9]* passed' "$tmp/result"; then

@@ -45,11 +45,11 @@ static void test_cli_collects_selections(void **state)
     p2s_strbuf_init(&err);
     const char *a[] = {"p2s", "in.py", "--warn", "P2S101,P2S106", "--ignore=P2S300", "--warn=P2S105"};
     assert_int_equal(parse(&o, &err, 6, a), 0);
-    assert_int_equal(o.warn.size, 2);
-    assert_string_equal(o.warn.contents[0], "P2S101,P2S106");
-    assert_string_equal(o.warn.contents[1], "P2S105");
-    assert_int_equal(o.ignore.size, 1);
-    assert_false(o.select_given);
+    assert_int_equal(o.settings.warn.size, 2);
+    assert_string_equal(o.settings.warn.contents[0], "P2S101,P2S106");
+    assert_string_equal(o.settings.warn.contents[1], "P2S105");
+    assert_int_equal(o.settings.ignore.size, 1);
+    assert_false(o.settings.select_given);
     p2s_cli_release(&o);
     p2s_strbuf_release(&err);
 }

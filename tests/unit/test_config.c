@@ -31,9 +31,9 @@ static void test_config_reads_our_table_only(void **state)
         "rules = [\"rules/extra.json\", \"/abs.json\"]\n"
         "jobs = 3\n"
         "src = [\"src\", \"/abs/lib\"]\n"
+        "packages = [\"paddlenlp\"]\n"
         "[tool.other]\nselect = 5\n";
     assert_int_equal(parse(text, &c, &err), 0);
-    assert_true(c.has_select);
     assert_int_equal(c.select.size, 2);
     assert_string_equal(c.select.contents[1], "P2S201");
     assert_string_equal(c.ignore.contents[0], "P2S300");
@@ -55,7 +55,9 @@ static void test_config_errors_have_positions(void **state)
 {
     (void)state;
     static const struct { const char *text, *error; } cases[] = {
-        {"[tool.pylayer2static]\nselct = []\n", "pyproject.toml:2:1: error: unknown key (expected rules, select, ignore, warn, exclude, jobs or src)"},
+        {"[tool.pylayer2static]\nselct = []\n", "pyproject.toml:2:1: error: unknown key (expected rules, select, ignore, warn, exclude, jobs, src or packages)"},
+        {"[tool.pylayer2static]\npackages = \"paddlenlp\"\n", "pyproject.toml:2:12: error: expected an array of strings"},
+        {"[tool.pylayer2static]\npackages = [\"a\", 3]\n", "pyproject.toml:2:18: error: expected a string"},
         {"[tool.pylayer2static]\njobs = 0\n", "pyproject.toml:2:8: error: expected a number of jobs from 1 to 256"},
         {"[tool.pylayer2static]\nselect = [\"P2S1\"\n", "pyproject.toml:3:1: error: expected ',' or ']'"},
         {"[tool.pylayer2static]\nignore = \"P2S\n", "pyproject.toml:2:14: error: unterminated string"},

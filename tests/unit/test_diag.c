@@ -50,6 +50,48 @@ static void test_diag_counts_errors_only(void **state)
     p2s_diag_sink_release(&sink);
 }
 
+static bool is_note(const P2sDiag *d, const void *ctx)
+{
+    (void)ctx;
+    return d->severity == P2S_NOTE;
+}
+
+/* Diagnostics change hands through the sink's functions, and its error count follows. */
+static void test_diag_sink_keeps_its_count_through_append_move_truncate_remove(void **state)
+{
+    (void)state;
+    P2sDiagSink a, b;
+    p2s_diag_sink_init(&a);
+    p2s_diag_sink_init(&b);
+    p2s_diag_emitf(&a, P2S_ERROR, "P2S105", p2s_span(0, 1), "e1");
+    p2s_diag_emitf(&a, P2S_NOTE, "P2S301", p2s_span(0, 1), "n1");
+    p2s_diag_emitf(&b, P2S_ERROR, "P2S106", p2s_span(2, 3), "e2");
+    P2sDiag kept = {P2S_ERROR, "P2S107", true, {4, 5}, p2s_strdup("e3"), NULL};
+    p2s_diag_sink_append(&b, kept);
+    p2s_diag_emitf(&b, P2S_NOTE, "P2S300", p2s_span(6, 7), "n2");
+    assert_int_equal(b.errors, 2);
+
+    p2s_diag_sink_move(&a, &b);
+    assert_int_equal(b.items.size, 0);
+    assert_int_equal(b.errors, 0);
+    assert_int_equal(a.items.size, 5);
+    assert_int_equal(a.errors, 3);
+
+    p2s_diag_sink_remove_if(&a, 1, is_note, NULL);
+    assert_int_equal(a.items.size, 3);
+    assert_int_equal(a.errors, 3);
+    assert_string_equal(a.items.contents[1].message, "e2");
+    assert_string_equal(a.items.contents[2].message, "e3");
+
+    p2s_diag_sink_truncate(&a, 1);
+    assert_int_equal(a.items.size, 1);
+    assert_int_equal(a.errors, 1);
+    p2s_diag_sink_truncate(&a, 5);
+    assert_int_equal(a.items.size, 1);
+    p2s_diag_sink_release(&a);
+    p2s_diag_sink_release(&b);
+}
+
 static void test_diag_json_has_ruff_shape(void **state)
 {
     (void)state;
@@ -76,6 +118,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_diag_text_has_location_source_line_and_caret),
         cmocka_unit_test(test_diag_counts_errors_only),
+        cmocka_unit_test(test_diag_sink_keeps_its_count_through_append_move_truncate_remove),
         cmocka_unit_test(test_diag_json_has_ruff_shape),
     };
     return cmocka_run_group_tests_name("diag", tests, NULL, NULL);

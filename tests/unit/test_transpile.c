@@ -22,11 +22,11 @@ static const char *corrupt_tail;   /* appended to the generated tail */
 
 __typeof__(p2s_plan_build) __real_p2s_plan_build, __wrap_p2s_plan_build;
 
-int __wrap_p2s_plan_build(const P2sSource *src, const P2sFindings *found, const P2sRules *rules_,
-                          bool with_tail, P2sDiagSink *sink, P2sPlan *out)
+P2sPlanStatus __wrap_p2s_plan_build(const P2sSource *src, const P2sFindings *found, const P2sRules *rules_,
+                                    bool with_tail, P2sDiagSink *sink, P2sPlan *out)
 {
-    int rc = __real_p2s_plan_build(src, found, rules_, with_tail, sink, out);
-    if (rc == 0 && corrupt_edit && out->edits.size > 0) {
+    P2sPlanStatus status = __real_p2s_plan_build(src, found, rules_, with_tail, sink, out);
+    if (status == P2S_PLAN_MADE && corrupt_edit && out->edits.size > 0) {
         P2sEdit *first = &out->edits.contents[0];
         P2sStrbuf text;
         p2s_strbuf_init(&text);
@@ -35,9 +35,9 @@ int __wrap_p2s_plan_build(const P2sSource *src, const P2sFindings *found, const 
         p2s_free(first->text);
         first->text = p2s_strbuf_detach(&text, NULL);
     }
-    if (rc == 0 && corrupt_tail)
+    if (status == P2S_PLAN_MADE && corrupt_tail)
         p2s_strbuf_add(&out->tail, corrupt_tail, strlen(corrupt_tail));
-    return rc;
+    return status;
 }
 
 #define LAYER \
@@ -61,7 +61,7 @@ static void transpile__expect_clean(const char *text)
     p2s_source_from_bytes(&src, "m.py", text, strlen(text));
     p2s_diag_sink_init(&sink);
     p2s_strbuf_init(&out);
-    P2sTranspileStatus status = p2s_transpile(&src, &rules, P2S_MODE_TRANSPILE, &sink, &out, &changed);
+    P2sTranspileStatus status = p2s_transpile(&src, &rules, &sink, &out, &changed);
     if (status != P2S_TRANSPILE_OK)
         fail_msg("status %d for:\n%s\nfirst diagnostic: %s", (int)status, text,
                  sink.items.size ? sink.items.contents[0].message : "none");
@@ -165,7 +165,7 @@ static void transpile__expect_caught(const char *edit, const char *tail)
     p2s_source_from_bytes(&src, "m.py", text, strlen(text));
     p2s_diag_sink_init(&sink);
     p2s_strbuf_init(&out);
-    assert_int_equal(p2s_transpile(&src, &rules, P2S_MODE_TRANSPILE, &sink, &out, &changed),
+    assert_int_equal(p2s_transpile(&src, &rules, &sink, &out, &changed),
                      P2S_TRANSPILE_INTERNAL_ERROR);
     corrupt_edit = corrupt_tail = NULL;
     assert_false(changed);

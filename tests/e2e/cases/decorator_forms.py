@@ -63,9 +63,3 @@ class Model(paddle.nn.Layer):
         return A.apply(h), B.apply(h), C.apply(h)
 
 INPUTS = [([2, 4], "float32", True)]
-# paddle 3.3.1's inference predictor loses an output when two outputs are the same
-# expression (`h * h * 2.0` twice, once each PyLayer's ops are inlined in the export): its
-# common_subexpression_elimination_pass merges them and the first fetch is then "not found
-# in the scope", for the same model written with built-in ops too. Deleting the pass is the
-# workaround (docs/SUPPORT.md).
-PREDICTOR_PASSES_DELETED = ("common_subexpression_elimination_pass",)

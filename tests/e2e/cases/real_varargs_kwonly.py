@@ -63,3 +63,6 @@ class Model(paddle.nn.Layer):
 
 
 INPUTS = [([2, 3, 4], "float32", True), ([2, 3, 4], "float32", True)]
+# paddle 3.3.1's predictor with oneDNN (its default CPU configuration) gives wrong outputs for
+# this model written with built-in ops too (tests/e2e/test_predictor_onednn.py): run without.
+PREDICTOR_ONEDNN_OFF = "paddle 3.3.1 oneDNN kernels, wrong outputs on AVX2 (test_predictor_onednn.py)"

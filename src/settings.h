@@ -1,0 +1,38 @@
+/* settings.h — the settings of a run, merged the one way the command line and the language
+ * server share: the caller's own settings (the command line's options, or the client's) over
+ * the configuration file's `[tool.pylayer2static]`. The configuration is the caller's explicit
+ * file, else the nearest pyproject.toml with that table. Rules: the built-in ones, then the
+ * configuration's rules files, then the caller's. Selection: the caller's `select` replaces the
+ * configuration's select and ignore; ignore and warn add up, the configuration's first; warn
+ * applies after every rules file, so it lowers the severities they set. */
+#ifndef P2S_SETTINGS_H
+#define P2S_SETTINGS_H
+
+#include <stdbool.h>
+
+#include "array.h"
+#include "config.h"
+#include "rules.h"
+#include "strbuf.h"
+
+typedef struct {
+    char *config;               /* a pyproject.toml to read instead of the nearest; NULL: none */
+    bool no_config;             /* read no configuration file */
+    P2sStrings rules_files;     /* read after the configuration's */
+    P2sStrings select, ignore, warn;   /* each item a comma-separated list of selectors */
+    bool select_given;
+    bool command_line;          /* selection errors name the command line's options
+                                   (`pylayer2static: error: --select: ...`), else the client's
+                                   settings keys (`select: ...`) */
+} P2sSettings;
+
+void p2s_settings_release(P2sSettings *self);
+/* The configuration file for inputs in dir (NULL: an input in no directory); NULL when there
+ * is none or none is to be read. Caller frees. */
+char *p2s_settings_config_path(const P2sSettings *self, const char *dir);
+/* Reads config_path (NULL: no configuration; config is left empty) into config, then the
+ * rules as merged above into rules. Returns 0, or -1 with the reason in err. */
+int  p2s_settings_load(const P2sSettings *self, const char *config_path, P2sConfig *config, P2sRules *rules,
+                       P2sStrbuf *err);
+
+#endif

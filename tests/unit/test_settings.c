@@ -1,0 +1,127 @@
+/* Unit tests: the caller's settings merged over the configuration file (settings.h), the one
+ * merge the command line and the language server share. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "settings.h"
+
+/* A pyproject.toml with text in a fresh directory; returns its path (caller frees). */
+static char *write_config(const char *text)
+{
+    char dir[] = "/tmp/p2s-settings-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    P2sStrbuf path;
+    p2s_strbuf_init(&path);
+    p2s_strbuf_addf(&path, "%s/pyproject.toml", dir);
+    FILE *f = fopen(path.buf, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    return p2s_strbuf_detach(&path, NULL);
+}
+
+static void remove_config(char *path)
+{
+    unlink(path);
+    *strrchr(path, '/') = '\0';
+    rmdir(path);
+    p2s_free(path);
+}
+
+static P2sSeverity severity(const P2sRules *rules, const char *code)
+{
+    return p2s_rules_diag(rules, code)->severity;
+}
+
+static void test_settings_caller_select_replaces_the_configurations_selection(void **state)
+{
+    (void)state;
+    char *path = write_config("[tool.pylayer2static]\nselect = [\"P2S2\"]\nignore = [\"P2S201\"]\n"
+                              "warn = [\"P2S101\"]\n");
+    P2sSettings settings = {0};
+    P2sConfig config;
+    P2sRules rules = {0};
+    P2sStrbuf err;
+    p2s_strbuf_init(&err);
+
+    /* the configuration alone: its select and ignore, its warn */
+    assert_int_equal(p2s_settings_load(&settings, path, &config, &rules, &err), 0);
+    assert_true(p2s_rules_code_enabled(&rules, "P2S202"));
+    assert_false(p2s_rules_code_enabled(&rules, "P2S201"));
+    assert_false(p2s_rules_code_enabled(&rules, "P2S110"));
+    assert_int_equal(severity(&rules, "P2S101"), P2S_WARNING);
+    p2s_rules_release(&rules);
+    p2s_config_release(&config);
+
+    /* the caller's select replaces select and ignore; its ignore and warn add up */
+    array_push(&settings.select, p2s_strdup("P2S1,P2S201"));
+    settings.select_given = true;
+    array_push(&settings.ignore, p2s_strdup("P2S110"));
+    array_push(&settings.warn, p2s_strdup("P2S105"));
+    memset(&rules, 0, sizeof rules);
+    assert_int_equal(p2s_settings_load(&settings, path, &config, &rules, &err), 0);
+    assert_true(p2s_rules_code_enabled(&rules, "P2S201"));
+    assert_false(p2s_rules_code_enabled(&rules, "P2S202"));
+    assert_true(p2s_rules_code_enabled(&rules, "P2S111"));
+    assert_false(p2s_rules_code_enabled(&rules, "P2S110"));
+    assert_int_equal(severity(&rules, "P2S101"), P2S_WARNING);
+    assert_int_equal(severity(&rules, "P2S105"), P2S_WARNING);
+    assert_int_equal(severity(&rules, "P2S106"), P2S_ERROR);
+    p2s_rules_release(&rules);
+    p2s_config_release(&config);
+
+    p2s_settings_release(&settings);
+    p2s_strbuf_release(&err);
+    remove_config(path);
+}
+
+static void test_settings_name_the_configuration_and_spell_errors_as_the_caller(void **state)
+{
+    (void)state;
+    P2sSettings settings = {0};
+    P2sConfig config;
+    P2sRules rules = {0};
+    P2sStrbuf err;
+    p2s_strbuf_init(&err);
+    settings.config = p2s_strdup("/elsewhere/pyproject.toml");
+    char *path = p2s_settings_config_path(&settings, "/any");
+    assert_string_equal(path, "/elsewhere/pyproject.toml");
+    p2s_free(path);
+    settings.no_config = true;
+    assert_null(p2s_settings_config_path(&settings, "/any"));
+
+    array_push(&settings.ignore, p2s_strdup("P2S9X"));
+    assert_int_equal(p2s_settings_load(&settings, NULL, &config, &rules, &err), -1);
+    assert_string_equal(err.buf, "ignore: unknown rule selector 'P2S9X': expected ALL or a prefix of a code such as P2S1 or P2S105 (docs/rules.md)");
+    p2s_rules_release(&rules);
+    p2s_config_release(&config);
+
+    settings.command_line = true;
+    p2s_strbuf_reset(&err);
+    memset(&rules, 0, sizeof rules);
+    assert_int_equal(p2s_settings_load(&settings, NULL, &config, &rules, &err), -1);
+    assert_string_equal(err.buf, "pylayer2static: error: --ignore: unknown rule selector 'P2S9X': expected ALL or a prefix of a code such as P2S1 or P2S105 (docs/rules.md)");
+    p2s_rules_release(&rules);
+    p2s_config_release(&config);
+
+    p2s_settings_release(&settings);
+    p2s_strbuf_release(&err);
+}
+
+int main(void)
+{
+    p2s_alloc_init();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_settings_caller_select_replaces_the_configurations_selection),
+        cmocka_unit_test(test_settings_name_the_configuration_and_spell_errors_as_the_caller),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
