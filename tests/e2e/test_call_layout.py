@@ -59,6 +59,12 @@ def test_arguments_keep_the_order_written_which_eager_gives_gradients_in() -> No
     assert call.labels == ["argument 1", "argument 'b'", "argument 'scale'", "argument 'w'"]
 
 
+def test_the_call_as_written_comes_back_for_reload_to_make_again() -> None:
+    x, w, b = T("x"), T("w"), T("b")
+    call = through_apply(x, b=b, scale=2.0, w=w)
+    assert call.written_call(call.arguments) == ((x,), {"b": b, "scale": 2.0, "w": w})
+
+
 def test_forward_call_takes_the_arguments_replaced() -> None:
     call = through_apply(T("x"), b=T("b"), scale=2.0, w=T("w"))
     x2, b2, w2 = T("x2"), T("b2"), T("w2")
