@@ -8,8 +8,7 @@ from .apply import apply, applier, register
 from .context import StaticContext
 from .errors import PyLayerContractError
 from .importhook import install_import_hook
-from .layout import DEFAULT
-from .op import PyLayerOp
+from .op import DEFAULT, PyLayerOp
 
 __version__ = "0.1.0"
 

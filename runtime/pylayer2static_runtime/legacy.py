@@ -16,8 +16,8 @@ import paddle
 from paddle.base import core
 from paddle.base.framework import Operator, Parameter, Variable  # paddle 2.6.2 (also 3.3.1 with PIR off)
 
-from . import patch
 from .errors import PyLayerContractError
+from .patch import swapped
 
 LOG = logging.getLogger("pylayer2static_runtime")
 CLASS_ATTR = "p2s_pylayer"
@@ -26,7 +26,7 @@ export, on the ops inlining takes out of it (as PIR's inline.CLASS_ATTR)."""
 
 
 class LegacyAdapter:
-    """Per-op glue between `PyLayerOp` and the Program IR's `static_pylayer` (an `adapter.IrAdapter`)."""
+    """Per-op glue between `PyLayerOp` and the Program IR's `static_pylayer`."""
 
     backward_built_with_forward = True
     name = "legacy"
@@ -189,10 +189,8 @@ class LegacyAdapter:
             copy.stop_gradient = True
             return copy
 
-        with patch.swapped("legacy.Variable.clone", Variable, "clone", clone_here), \
-                patch.swapped("legacy.Variable.detach", Variable, "detach", detach_here), \
-                patch.swapped("legacy.Variable.T", Variable, "T", property(transposed_here)), \
-                patch.swapped("legacy.Variable.size", Variable, "size", size_here):
+        with swapped(Variable, "clone", clone_here), swapped(Variable, "detach", detach_here), \
+                swapped(Variable, "T", property(transposed_here)), swapped(Variable, "size", size_here):
             yield
 
     @staticmethod
@@ -251,12 +249,16 @@ def _keeping_block_ids(normalize: Callable[..., Any]) -> Callable[..., Any]:
             copy.blocks = _BlocksKeptOnPop(copy.blocks)
             return copy
 
-        with patch.swapped("legacy.Program.clone", paddle.static.Program, "clone", clone_keeping_block_ids):
+        paddle.static.Program.clone = clone_keeping_block_ids
+        try:
             normalized = normalize(*args, **kwargs)
+        finally:
+            paddle.static.Program.clone = clone
         _keep_sub_block_variables(args[0], normalized)
         inline_pylayers(normalized)
         return normalized
 
+    normalize_program._p2s_keeps_block_ids = True  # type: ignore[attr-defined]
     return normalize_program
 
 
@@ -393,6 +395,7 @@ def _refusing_inlined_training(append_backward_desc: Callable[..., Any]) -> Call
             )
         return append_backward_desc(self, program_desc, *args, **kwargs)
 
+    append_backward_desc_unless_inlined._p2s_refuses = True  # type: ignore[attr-defined]
     return append_backward_desc_unless_inlined
 
 
@@ -411,6 +414,8 @@ def install() -> None:
     from paddle.jit import translated_layer
     from paddle.static import io
 
-    patch.install("legacy.io.normalize_program", io, "normalize_program", _keeping_block_ids)
-    patch.install("legacy.refuse_inlined_training", translated_layer._ProgramHolder, "_append_backward_desc",
-                  _refusing_inlined_training)
+    if not getattr(io.normalize_program, "_p2s_keeps_block_ids", False):
+        io.normalize_program = _keeping_block_ids(io.normalize_program)
+    holder = translated_layer._ProgramHolder
+    if not getattr(holder._append_backward_desc, "_p2s_refuses", False):
+        holder._append_backward_desc = _refusing_inlined_training(holder._append_backward_desc)
