@@ -159,38 +159,27 @@ class LegacyAdapter:
         `lora_A.T` in a backward (PaddleNLP's QuickLora) put its transpose there, after the
         op, where to_static's forward program prunes it: "Tensor holds no memory" too.
         """
-        clone, detach = Variable.clone, Variable.detach
-        transposed, size = Variable.T, Variable.size
+        def in_block_being_built(original: Callable[[Any], Any], elsewhere: Callable[[Any], Any]) -> Any:
+            @paddle.jit.not_to_static  # called from converted code: as it is, not converted
+            def method(self: Any) -> Any:
+                if self.block.idx == self.block.program.current_block_idx:
+                    return original(self)
+                return elsewhere(self)
 
-        def here(self: Any) -> bool:
-            return self.block.idx == self.block.program.current_block_idx
+            return method
 
-        @paddle.jit.not_to_static
-        def transposed_here(self: Any) -> Any:
-            if here(self):
-                return transposed.fget(self)
-            return paddle.transpose(self, list(reversed(range(len(self.shape)))))
-
-        @paddle.jit.not_to_static
-        def size_here(self: Any) -> Any:
-            return size(self) if here(self) else paddle.numel(self)
-
-        @paddle.jit.not_to_static  # called from converted code: as it is, not converted
-        def clone_here(self: Any) -> Any:
-            if here(self):
-                return clone(self)
-            return paddle.assign(self)
-
-        @paddle.jit.not_to_static
-        def detach_here(self: Any) -> Any:
-            if here(self):
-                return detach(self)
-            copy = paddle.assign(self)
+        def detached_copy(var: Any) -> Any:
+            copy = paddle.assign(var)
             copy.stop_gradient = True
             return copy
 
-        with swapped(Variable, "clone", clone_here), swapped(Variable, "detach", detach_here), \
-                swapped(Variable, "T", property(transposed_here)), swapped(Variable, "size", size_here):
+        clone = in_block_being_built(Variable.clone, paddle.assign)
+        detach = in_block_being_built(Variable.detach, detached_copy)
+        transposed = in_block_being_built(
+            Variable.T.fget, lambda var: paddle.transpose(var, list(reversed(range(len(var.shape))))))
+        size = in_block_being_built(Variable.size, paddle.numel)
+        with swapped(Variable, "clone", clone), swapped(Variable, "detach", detach), \
+                swapped(Variable, "T", property(transposed)), swapped(Variable, "size", size):
             yield
 
     @staticmethod
@@ -224,9 +213,10 @@ def _no_gradient_stops(block: Any) -> None:
     stopped gradient already.
     """
     op = block.ops[-1] if block.ops else None
-    if op is None or op.type != "pylayer" or len(op._blocks_attr_ids("blocks")) < 2:
+    ids = op._blocks_attr_ids("blocks") if op is not None and op.type == "pylayer" else []
+    if len(ids) < 2:
         return
-    backward_block = block.program.block(op._blocks_attr_ids("blocks")[1])
+    backward_block = block.program.block(ids[1])
     for name in op.input("Input"):
         if not backward_block.has_var(name + core.grad_var_suffix()):
             block._var_recursive(name).stop_gradient = True

@@ -311,6 +311,16 @@ def no_autograd_backward(cls: type) -> Iterator[None]:
         yield
 
 
+@contextlib.contextmanager
+def body_rules(cls: type, method: str, adapter: Any, foreign: List[Any]) -> Iterator[None]:
+    """What forward's and backward's bodies alike are built under: the IR's own
+    (`adapter.body_semantics`), in-place APIs followed (`foreign`: what forward may not
+    write into, inplace.py) and eager-only code refused at the user's line (eager_only.py)."""
+    with adapter.body_semantics(), inplace.followed(cls, method, foreign, adapter.same), \
+            eager_only.guarded(cls, method):
+        yield
+
+
 class PyLayerOp:
     """One `cls.apply(*args, **kwargs)` call, to be built as a `pylayer` op."""
 
@@ -347,9 +357,7 @@ class PyLayerOp:
             for pos, tensor in zip(in_positions, tensors):
                 leaves[pos] = tensor
             args, kwargs = structure.pack_as(call, leaves)
-            with converted_code_semantics(), adapter.body_semantics(), \
-                    inplace.followed(self.cls, "forward", list(tensors), adapter.same), \
-                    eager_only.guarded(self.cls, "forward"):
+            with converted_code_semantics(), body_rules(self.cls, "forward", adapter, list(tensors)):
                 out = structure.map_leaves(inplace.latest, static_forward(ctx, *args, **kwargs))
                 carried = [inplace.latest(value) for value in context.carried_leaves(state)]
             out_leaves, out_slots = eager_slots(result_items(out), is_tensor)
@@ -379,9 +387,7 @@ class PyLayerOp:
             _Building.backward_depth += 1
             try:
                 with converted_code_semantics(), adapter.backward_semantics(), eager_backward_grad_mode(), \
-                        no_autograd_backward(self.cls), adapter.body_semantics(), \
-                        inplace.followed(self.cls, "backward", [], adapter.same), \
-                        eager_only.guarded(self.cls, "backward"):
+                        no_autograd_backward(self.cls), body_rules(self.cls, "backward", adapter, []):
                     result = structure.map_leaves(inplace.latest, static_backward(ctx, *slot_grads))
             finally:
                 _Building.backward_depth -= 1

@@ -20,6 +20,12 @@ local function check(cond, name, detail)
   out:flush()
 end
 
+local function diagnostic_of(buf, code)  -- buf's first diagnostic with that code
+  for _, d in ipairs(vim.diagnostic.get(buf)) do
+    if d.code == code then return d end
+  end
+end
+
 local function finish()
   out:write(string.format("lsp: %d passed, %d failed\n", passed, failed))
   out:close()
@@ -39,11 +45,7 @@ local ok, err = pcall(function()
   vim.lsp.buf_attach_client(buf, id)
   local client = vim.lsp.get_client_by_id(id)
 
-  local function find(code)
-    for _, d in ipairs(vim.diagnostic.get(buf)) do
-      if d.code == code then return d end
-    end
-  end
+  local function find(code) return diagnostic_of(buf, code) end
   local function line_of(pattern)
     for i, l in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
       if l:find(pattern, 1, true) then return i - 1, l end
@@ -122,13 +124,8 @@ local ok, err = pcall(function()
   local sid = vim.lsp.start_client({ name = "pylayer2static", cmd = { bin, "lsp" }, root_dir = project })
   vim.lsp.buf_attach_client(use, sid)
   local sibling = vim.lsp.get_client_by_id(sid)
-  local function diagnostic(code)
-    for _, d in ipairs(vim.diagnostic.get(use)) do
-      if d.code == code then return d end
-    end
-  end
-  vim.wait(10000, function() return diagnostic("P2S111") ~= nil end, 20)
-  local args = diagnostic("P2S111")
+  vim.wait(10000, function() return diagnostic_of(use, "P2S111") ~= nil end, 20)
+  local args = diagnostic_of(use, "P2S111")
   check(args ~= nil and args.lnum == 5 and args.message:find("3 were given", 1, true) ~= nil,
         "P2S111 on a sibling module's PyLayer", args)
   local hline = vim.api.nvim_buf_get_lines(use, 6, 7, false)[1]
