@@ -8,7 +8,8 @@ from .apply import apply, applier, register
 from .context import StaticContext
 from .errors import PyLayerContractError
 from .importhook import install_import_hook
-from .op import DEFAULT, PyLayerOp
+from .layout import DEFAULT
+from .op import PyLayerOp
 
 __version__ = "0.1.0"
 

@@ -3,8 +3,8 @@
 In dynamic mode a call is exactly the eager `cls.apply(...)`; while a static graph
 is being built (dy2static AST conversion, `paddle.enable_static()` programs,
 `paddle.jit.save`) it goes through the class's registered builder, or through
-the generic path (bind with forward's signature, same `PyLayerOp`) for classes
-without one (classes made inside functions, calls made before registration).
+the generic path (the call as written, bound once to forward's signature by the same
+`PyLayerOp`) for classes without one (classes made inside functions, calls made before registration).
 """
 import functools
 from typing import Any, Callable, Dict
@@ -12,7 +12,8 @@ from typing import Any, Callable, Dict
 import paddle
 
 from . import collectives, dy2static, legacy, sot
-from .op import PyLayerOp, call_as_written
+from .layout import written
+from .op import PyLayerOp
 
 _BUILDERS: Dict[type, Callable[..., Any]] = {}
 
@@ -67,8 +68,11 @@ def apply(layer: Any, *args: Any, **kwargs: Any) -> Any:
         return layer.apply(*args, **kwargs)
     if paddle.in_dynamic_mode():
         return sot.run_eagerly(cls.apply, *args, **kwargs)
-    with call_as_written(cls, args, kwargs):
-        return builder_of(cls)(*args, **kwargs)
+    # The builder binds the call to forward's parameters; each argument carries its place
+    # in the call as written through it to `PyLayerOp`, since eager matches backward's
+    # return values to the arguments in that order (positional ones, then keywords as written).
+    marked_args, marked_kwargs = written(args, kwargs)
+    return builder_of(cls)(*marked_args, **marked_kwargs)
 
 
 def applier(layer: Any) -> Callable[..., Any]:

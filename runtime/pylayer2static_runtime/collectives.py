@@ -36,6 +36,8 @@ import importlib
 import inspect
 from typing import Any, Callable, List
 
+from . import patch
+
 _STREAM = "paddle.distributed.communication.stream"
 
 
@@ -93,9 +95,9 @@ def _in_pir(legacy: Callable[..., None], pir: Callable[..., None], lists: int) -
     return static_mode
 
 
-_REPLACED = {  # module of paddle.distributed.communication.stream: (function, PIR builder, list arguments)
-    "all_gather": ("_all_gather_in_static_mode", _pir_all_gather, 1),
-    "all_to_all": ("_all_to_all_in_static_mode", _pir_all_to_all, 2),
+_REPLACED = {  # module of paddle.distributed.communication.stream: (patch, function, PIR builder, list arguments)
+    "all_gather": ("collectives.all_gather_in_static_mode", "_all_gather_in_static_mode", _pir_all_gather, 1),
+    "all_to_all": ("collectives.all_to_all_in_static_mode", "_all_to_all_in_static_mode", _pir_all_to_all, 2),
 }
 
 
@@ -122,28 +124,25 @@ def _with_group(public: Callable[..., Any], module: Any, function: str, arity: i
             return None
         return getattr(module, function)(*call)
 
-    collective._p2s_public = public  # type: ignore[attr-defined]
     return collective
 
 
-_GROUPED = {  # dist.stream function: (its module, its static-mode function, arity, list arguments)
-    "all_reduce": ("all_reduce", "_all_reduce_in_static_mode", 5, 0),
-    "all_gather": ("all_gather", "_all_gather_in_static_mode", 4, 1),
-    "alltoall": ("all_to_all", "_all_to_all_in_static_mode", 5, 2),
+_GROUPED = {  # dist.stream function: (patch, its module, its static-mode function, arity, list arguments)
+    "all_reduce": ("collectives.stream.all_reduce", "all_reduce", "_all_reduce_in_static_mode", 5, 0),
+    "all_gather": ("collectives.stream.all_gather", "all_gather", "_all_gather_in_static_mode", 4, 1),
+    "alltoall": ("collectives.stream.alltoall", "all_to_all", "_all_to_all_in_static_mode", 5, 2),
 }
 
 
 def install() -> None:
     """Make the list forms of all_gather and alltoall build in PIR programs, and all_reduce,
     all_gather and alltoall take a group there (once per process)."""
-    for module_name, (function, pir, lists) in _REPLACED.items():
+    for module_name, (key, function, pir, lists) in _REPLACED.items():
         module = importlib.import_module(f"{_STREAM}.{module_name}")
-        current = getattr(module, function)
-        if not hasattr(current, "_p2s_legacy"):
-            setattr(module, function, _in_pir(current, pir, lists))
+        patch.install(key, module, function,
+                      functools.partial(_in_pir, pir=pir, lists=lists))
     stream = importlib.import_module(_STREAM)
-    for name, (module_name, function, arity, lists) in _GROUPED.items():
-        current = getattr(stream, name)
-        if not hasattr(current, "_p2s_public"):
-            module = importlib.import_module(f"{_STREAM}.{module_name}")
-            setattr(stream, name, _with_group(current, module, function, arity, lists))
+    for name, (key, module_name, function, arity, lists) in _GROUPED.items():
+        module = importlib.import_module(f"{_STREAM}.{module_name}")
+        patch.install(key, stream, name,
+                      functools.partial(_with_group, module=module, function=function, arity=arity, lists=lists))

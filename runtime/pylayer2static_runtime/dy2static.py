@@ -31,6 +31,8 @@ import inspect
 import types
 from typing import Any, Callable, Dict, List, Set, Tuple
 
+from . import patch
+
 
 def _class_attribute(self: Any, name: str) -> Any:
     """`StaticPyLayer.__getattr__`: what normal lookup did not find is read from the class."""
@@ -149,7 +151,6 @@ def _targets_as_written(visit: Callable[..., Any]) -> Callable[..., Any]:
         self.generic_visit(node)
         return node
 
-    visit_attribute._p2s_targets = True  # type: ignore[attr-defined]
     return visit_attribute
 
 
@@ -158,9 +159,7 @@ def _keep_shape_targets() -> None:
         from paddle.jit.dy2static.transformers.tensor_shape_transformer import TensorShapeTransformer
     except ImportError:  # paddle 2.6.2
         from paddle.jit.dy2static.tensor_shape_transformer import TensorShapeTransformer
-    visit = TensorShapeTransformer.visit_Attribute
-    if not getattr(visit, "_p2s_targets", False):
-        TensorShapeTransformer.visit_Attribute = _targets_as_written(visit)
+    patch.install("dy2static.shape_targets", TensorShapeTransformer, "visit_Attribute", _targets_as_written)
 
 
 def parameter_recorder() -> Any:
@@ -205,17 +204,15 @@ def _forgetting_failed_builds(build: Callable[..., Any]) -> Callable[..., Any]:
                     del table[key]
             raise
 
-    build_or_forget._p2s_forgets = True  # type: ignore[attr-defined]
     return build_or_forget
 
 
 def _forget_failed_builds() -> None:
     from paddle.jit.dy2static.program_translator import ConcreteProgram
 
-    for name in ("from_func_spec", "pir_from_func_spec"):
-        build = ConcreteProgram.__dict__.get(name)
-        if isinstance(build, staticmethod) and not getattr(build.__func__, "_p2s_forgets", False):
-            setattr(ConcreteProgram, name, staticmethod(_forgetting_failed_builds(build.__func__)))
+    for key, name in (("dy2static.from_func_spec", "from_func_spec"), ("dy2static.pir_from_func_spec", "pir_from_func_spec")):
+        if isinstance(ConcreteProgram.__dict__.get(name), staticmethod):  # pir_from_func_spec: 3.x
+            patch.install(key, ConcreteProgram, name, _forgetting_failed_builds)
 
 
 def install() -> None:
@@ -229,18 +226,16 @@ def install() -> None:
     _forget_failed_builds()
     _keep_shape_targets()
 
-    if "__getattr__" not in StaticPyLayer.__dict__:
-        StaticPyLayer.__getattr__ = _class_attribute
-        StaticPyLayer.__init__ = _tolerant_init(StaticPyLayer.__init__)
-        StaticPyLayer.apply = _deferred_apply(StaticPyLayer.apply)
-        StaticPyLayer.__mro_entries__ = _as_base
-    convert = FunctionCache._convert
-    if getattr(convert, "_p2s_mangling", False):
-        return
+    patch.install("dy2static.StaticPyLayer.__getattr__", StaticPyLayer, "__getattr__", lambda absent: _class_attribute)
+    patch.install("dy2static.StaticPyLayer.__init__", StaticPyLayer, "__init__", _tolerant_init)
+    patch.install("dy2static.StaticPyLayer.apply", StaticPyLayer, "apply", _deferred_apply)
+    patch.install("dy2static.StaticPyLayer.__mro_entries__", StaticPyLayer, "__mro_entries__", lambda absent: _as_base)
+    patch.install("dy2static.FunctionCache._convert", FunctionCache, "_convert", _keeping_mangling)
 
+
+def _keeping_mangling(convert: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(convert)
     def convert_keeping_mangling(self: Any, func: Callable[..., Any]) -> Any:
         return keep_kwdefaults(func, restore_mangling(func, convert(self, func)))
 
-    convert_keeping_mangling._p2s_mangling = True  # type: ignore[attr-defined]
-    FunctionCache._convert = convert_keeping_mangling
+    return convert_keeping_mangling

@@ -20,7 +20,7 @@ import paddle
 
 from .errors import PyLayerContractError
 from .inplace import PADDLE_DIR, RUNTIME_DIR, called_from_user, refusal, static_types
-from .patch import swapped
+from . import patch
 
 def _from_user(depth: int) -> bool:
     """Whether the frame `depth` levels above the caller is user code."""
@@ -111,15 +111,12 @@ def guarded(cls: type, method: str) -> Iterator[None]:
         return refuse
 
     with contextlib.ExitStack() as stack:
-        stack.enter_context(swapped(paddle, "Tensor", _tensor_stand_in()))
-        stack.enter_context(swapped(framework, "_dygraph_tracer", dygraph_tracer))
+        stack.enter_context(patch.swapped("eager_only.Tensor", paddle, "Tensor", _tensor_stand_in()))
+        stack.enter_context(patch.swapped("eager_only.dygraph_tracer", framework, "_dygraph_tracer", dygraph_tracer))
         if getattr(public_framework, "_dygraph_tracer", None) is tracer:
-            stack.enter_context(swapped(public_framework, "_dygraph_tracer", dygraph_tracer))
+            stack.enter_context(
+                patch.swapped("eager_only.dygraph_tracer", public_framework, "_dygraph_tracer", dygraph_tracer))
         for kind in static_types():
-            for name in ("numpy", "item", "tolist"):
-                if name in kind.__dict__:
-                    stack.enter_context(swapped(kind, name, no_data(kind, name)))
-                else:
-                    setattr(kind, name, no_data(kind, name))
-                    stack.callback(delattr, kind, name)
+            for name in ("numpy", "item", "tolist"):  # own or inherited: restored as they were
+                stack.enter_context(patch.swapped("eager_only.no_data", kind, name, no_data(kind, name)))
         yield

@@ -44,7 +44,7 @@ from typing import Any, Callable, Iterator, List, Optional, Set
 
 import paddle
 
-from . import reload
+from . import patch, reload
 from .errors import PyLayerContractError
 
 LOG = logging.getLogger("pylayer2static_runtime")
@@ -335,7 +335,6 @@ def _inlining_grad_ops(call_vjp: Callable[..., Any]) -> Callable[..., Any]:
                 grads = [[replaced(grad, results, values) for grad in slot] for slot in grads]
         return grads
 
-    call_vjp_and_inline._p2s_inlines = True  # type: ignore[attr-defined]
     return call_vjp_and_inline
 
 
@@ -403,7 +402,6 @@ def _after_append_backward(append_backward: Callable[..., Any]) -> Callable[...,
         _inline_runnable(runnable)
         return runnable
 
-    append_backward_and_inline._p2s_inlines = True  # type: ignore[attr-defined]
     return append_backward_and_inline
 
 
@@ -425,7 +423,6 @@ def _with_infer_hook(init: Callable[..., Any], hook: type) -> Callable[..., Any]
         init(self, *args, **kwargs)
         self.add_hooker(hook())
 
-    init_with_hook._p2s_inlines = True  # type: ignore[attr-defined]
     return init_with_hook
 
 
@@ -440,7 +437,6 @@ def _then_inline(
         inlining(program_at(args, kwargs, result))
         return result
 
-    make_and_inline._p2s_inlines = True  # type: ignore[attr-defined]
     return make_and_inline
 
 
@@ -451,18 +447,16 @@ def install() -> None:
     from paddle.static import io, pir_io
 
     layer = pir_partial_program.PartialProgramLayer
+    hook = _inlining_infer_hook(pir_partial_program.PartialProgramLayerHook)
     # `_append_backward` in paddle 3.3.1, `_append_backward_desc` in 3.0.0; the same
     # `(self, train_runnable_program) -> RunnableProgram` in both.
     name = "_append_backward" if hasattr(layer, "_append_backward") else "_append_backward_desc"
-    if getattr(getattr(layer, name), "_p2s_inlines", False):
-        return
-    setattr(layer, name, _after_append_backward(getattr(layer, name)))
-    core.call_vjp = _inlining_grad_ops(core.call_vjp)
-    layer.__init__ = _with_infer_hook(layer.__init__, _inlining_infer_hook(pir_partial_program.PartialProgramLayerHook))
-    executor._add_pir_fetch_ops = _then_inline(
-        executor._add_pir_fetch_ops, lambda args, kwargs, result: kwargs.get("program", args[0] if args else None)
-    )
+    patch.install("inline.PartialProgramLayer._append_backward", layer, name, _after_append_backward)
+    patch.install("inline.core.call_vjp", core, "call_vjp", _inlining_grad_ops)
+    patch.install("inline.PartialProgramLayer.__init__", layer, "__init__", lambda init: _with_infer_hook(init, hook))
+    patch.install("inline.executor._add_pir_fetch_ops", executor, "_add_pir_fetch_ops", lambda make: _then_inline(
+        make, lambda args, kwargs, result: kwargs.get("program", args[0] if args else None)))
     # An export's calls are recorded as they are inlined, for training after jit.load.
-    normalize = _then_inline(pir_io.normalize_pir_program, lambda args, kwargs, result: result, reload.inline_export)
-    pir_io.normalize_pir_program = normalize
-    io.normalize_pir_program = normalize
+    for module, key in ((pir_io, "inline.pir_io.normalize_pir_program"), (io, "inline.io.normalize_pir_program")):
+        patch.install(key, module, "normalize_pir_program", lambda normalize: _then_inline(
+            normalize, lambda args, kwargs, result: result, reload.inline_export))

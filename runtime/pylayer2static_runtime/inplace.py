@@ -32,7 +32,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 import paddle
 
 from .errors import PyLayerContractError, describe
-from .patch import swapped
+from . import patch
 
 # Not followed: `paddle.where_(condition, x, y)` writes into its second argument (so its
 # warning refuses it), `requires_grad_` sets a flag on the tensor it returns, and `set_`
@@ -200,8 +200,6 @@ def _zero_(self: Any) -> Any:
     return paddle.zeros_like(self)
 
 
-_ABSENT = object()
-
 # (owner, name) -> (the API, its follower): every body built (two per PyLayer call) follows
 # some 430 APIs, and making their followers each time was most of a call's build time.
 _FOLLOWERS: Dict[Tuple[Any, str], Tuple[Any, Callable[..., Any]]] = {}
@@ -264,20 +262,12 @@ def followed(cls: type, method: str, foreign: List[Any], same: Callable[[Any, An
     from paddle.utils import inplace_utils
 
     _Following.stack.append(_Body(cls, method, foreign, same))
-    # One flat loop, not a context manager per API: some 430 swaps for each body built.
-    previous: List[Tuple[Any, str, Any]] = []
     try:
-        for owner, name, replacement in _swaps():
-            previous.append((owner, name, getattr(owner, name, _ABSENT)))  # `zero_`: absent
-            setattr(owner, name, replacement)
-        with contextlib.ExitStack() as stack:
+        # `zero_` too, which static tensors lack
+        with patch.swapped_all("inplace.apis", _swaps()), contextlib.ExitStack() as stack:
             if not isinstance(inplace_utils.warnings, _LoudWarnings):
-                stack.enter_context(swapped(inplace_utils, "warnings", _LoudWarnings(inplace_utils.warnings)))
+                stack.enter_context(
+                    patch.swapped("inplace.warnings", inplace_utils, "warnings", _LoudWarnings(inplace_utils.warnings)))
             yield
     finally:
-        for owner, name, value in reversed(previous):
-            if value is _ABSENT:
-                delattr(owner, name)
-            else:
-                setattr(owner, name, value)
         _Following.stack.pop()

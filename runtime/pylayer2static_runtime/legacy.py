@@ -16,8 +16,8 @@ import paddle
 from paddle.base import core
 from paddle.base.framework import Operator, Parameter, Variable  # paddle 2.6.2 (also 3.3.1 with PIR off)
 
+from . import patch
 from .errors import PyLayerContractError
-from .patch import swapped
 
 LOG = logging.getLogger("pylayer2static_runtime")
 CLASS_ATTR = "p2s_pylayer"
@@ -26,7 +26,7 @@ export, on the ops inlining takes out of it (as PIR's inline.CLASS_ATTR)."""
 
 
 class LegacyAdapter:
-    """Per-op glue between `PyLayerOp` and the Program IR's `static_pylayer`."""
+    """Per-op glue between `PyLayerOp` and the Program IR's `static_pylayer` (an `adapter.IrAdapter`)."""
 
     backward_built_with_forward = True
     name = "legacy"
@@ -178,8 +178,10 @@ class LegacyAdapter:
         transposed = in_block_being_built(
             Variable.T.fget, lambda var: paddle.transpose(var, list(reversed(range(len(var.shape))))))
         size = in_block_being_built(Variable.size, paddle.numel)
-        with swapped(Variable, "clone", clone), swapped(Variable, "detach", detach), \
-                swapped(Variable, "T", property(transposed)), swapped(Variable, "size", size):
+        with patch.swapped("legacy.Variable.clone", Variable, "clone", clone), \
+                patch.swapped("legacy.Variable.detach", Variable, "detach", detach), \
+                patch.swapped("legacy.Variable.T", Variable, "T", property(transposed)), \
+                patch.swapped("legacy.Variable.size", Variable, "size", size):
             yield
 
     @staticmethod
@@ -239,16 +241,12 @@ def _keeping_block_ids(normalize: Callable[..., Any]) -> Callable[..., Any]:
             copy.blocks = _BlocksKeptOnPop(copy.blocks)
             return copy
 
-        paddle.static.Program.clone = clone_keeping_block_ids
-        try:
+        with patch.swapped("legacy.Program.clone", paddle.static.Program, "clone", clone_keeping_block_ids):
             normalized = normalize(*args, **kwargs)
-        finally:
-            paddle.static.Program.clone = clone
         _keep_sub_block_variables(args[0], normalized)
         inline_pylayers(normalized)
         return normalized
 
-    normalize_program._p2s_keeps_block_ids = True  # type: ignore[attr-defined]
     return normalize_program
 
 
@@ -385,7 +383,6 @@ def _refusing_inlined_training(append_backward_desc: Callable[..., Any]) -> Call
             )
         return append_backward_desc(self, program_desc, *args, **kwargs)
 
-    append_backward_desc_unless_inlined._p2s_refuses = True  # type: ignore[attr-defined]
     return append_backward_desc_unless_inlined
 
 
@@ -404,8 +401,6 @@ def install() -> None:
     from paddle.jit import translated_layer
     from paddle.static import io
 
-    if not getattr(io.normalize_program, "_p2s_keeps_block_ids", False):
-        io.normalize_program = _keeping_block_ids(io.normalize_program)
-    holder = translated_layer._ProgramHolder
-    if not getattr(holder._append_backward_desc, "_p2s_refuses", False):
-        holder._append_backward_desc = _refusing_inlined_training(holder._append_backward_desc)
+    patch.install("legacy.io.normalize_program", io, "normalize_program", _keeping_block_ids)
+    patch.install("legacy.refuse_inlined_training", translated_layer._ProgramHolder, "_append_backward_desc",
+                  _refusing_inlined_training)

@@ -4,13 +4,11 @@ The op follows eager `PyLayer.apply` (paddle 3.3.1 and 2.6.2
 paddle/fluid/pybind/eager_py_layer.cc `pylayer_method_apply`, and
 paddle/fluid/eager/pylayer/py_layer_node.cc `GradNodePyLayer::operator()`):
 
-- forward gets the call exactly as written: `forward(ctx, *args, **kwargs)`;
-- gradient slots of the inputs: each argument, positional ones first and then the
-  keywords in the order written, that is a tensor (one slot) or a list/tuple directly
-  holding tensors (one slot whose gradient is a list);
-- gradient slots of the outputs: forward's result, or each item of it when it is a
-  tuple or a list, that is a tensor or a list/tuple directly holding tensors; backward
-  gets one gradient per output slot (a list for a list/tuple slot);
+- forward gets the call as its builder bound it (forward's own parameters, `DEFAULT`
+  resolved), equivalent to eager's `forward(ctx, *args, **kwargs)`;
+- gradient slots of the inputs and outputs are eager's (`layout.py`): one per argument in
+  the order the call was written, one per item of forward's result; backward gets one
+  gradient per output slot (a list for a list/tuple slot);
 - backward returns a tuple (one item per input slot) or a single value (the first);
   it may return fewer items than there are input slots when every slot it leaves out
   stops gradient; a slot that stops gradient must get None.
@@ -23,6 +21,9 @@ Tensors deeper in the structures are op inputs and outputs too (so the sub-block
 can use them) but, as in eager, no gradient flows through them. Whatever breaks these
 rules raises `PyLayerContractError` while the graph is built, naming the class and
 where its forward/backward is defined; nothing is silently dropped or broadcast.
+
+`PyLayerOp` holds the call (`layout.CallLayout`); `build` is a `_Build`, steps over typed
+records (`_Inputs`, `_Outputs`), each IR's part behind `adapter.IrAdapter`.
 """
 import contextlib
 import inspect
@@ -32,101 +33,11 @@ import paddle
 from paddle.base.dygraph.base import _convert_into_variable
 from paddle.static.nn import static_pylayer
 
-from . import context, dy2static, eager_only, inplace, structure
+from . import context, dy2static, eager_only, inplace, patch, structure
+from .adapter import IrAdapter, adapter_for_program
 from .convert import static_function
 from .errors import contract_error, reraise_with_user_lines
-from .patch import swapped
-
-
-class _Default:
-    """Sentinel type of `DEFAULT`."""
-
-    _instance: Optional["_Default"] = None
-
-    def __new__(cls) -> "_Default":
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "pylayer2static_runtime.DEFAULT"
-
-    def __reduce__(self) -> str:
-        return "DEFAULT"
-
-
-DEFAULT = _Default()
-"""Stands for "forward's own default for this parameter" in generated builders."""
-
-
-def _adapter() -> Any:
-    # paddle 3.3.1 / 2.6.2: `in_pir_mode()` is True while a PIR program is built.
-    if paddle.base.framework.in_pir_mode():
-        from .pir import PirAdapter
-
-        return PirAdapter(inside_backward=_Building.backward_depth > 0)
-    from .legacy import LegacyAdapter
-
-    return LegacyAdapter()
-
-
-def forward_signature(cls: type) -> inspect.Signature:
-    """The signature of `cls.forward` without its context parameter."""
-    sig = inspect.signature(cls.forward)
-    params = list(sig.parameters.values())
-    if params and params[0].kind is inspect.Parameter.VAR_POSITIONAL:
-        return sig  # forward(*args): ctx is args[0]; the rest binds as it is
-    if not params or params[0].kind not in (
-        inspect.Parameter.POSITIONAL_ONLY,
-        inspect.Parameter.POSITIONAL_OR_KEYWORD,
-    ):
-        raise contract_error(cls, "forward must take the context as its first parameter", "forward")
-    return sig.replace(parameters=params[1:])
-
-
-def bind(cls: type, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tuple[Tuple[Any, ...], Dict[str, Any]]:
-    """Check that forward accepts the call; `DEFAULT` becomes forward's own default.
-
-    Returns the call to make: unchanged when it holds no `DEFAULT` (the call as written,
-    as eager passes it), else bound to forward's parameters in signature order.
-    """
-    sig = forward_signature(cls)
-    try:
-        bound = sig.bind(*args, **kwargs)
-    except TypeError as exc:
-        raise contract_error(cls, f"cannot call forward{sig}: {exc}", "forward") from None
-    if not any(v is DEFAULT for v in list(args) + list(kwargs.values())):
-        return tuple(args), dict(kwargs)
-    for name, value in list(bound.arguments.items()):
-        if value is DEFAULT:
-            default = sig.parameters[name].default
-            if default is inspect.Parameter.empty:
-                raise contract_error(cls, f"forward parameter '{name}' has no default", "forward")
-            del bound.arguments[name]
-    bound.apply_defaults()
-    return bound.args, bound.kwargs
-
-
-class _Calls:
-    """The `apply` calls being built, as written (innermost last)."""
-
-    stack: List[Tuple[type, Tuple[Any, ...], Dict[str, Any]]] = []
-
-
-@contextlib.contextmanager
-def call_as_written(cls: type, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Iterator[None]:
-    """While building `cls.apply(*args, **kwargs)`, remember the call as written.
-
-    A generated builder rebinds the call to forward's signature, which loses the order of
-    the keywords and fills in defaults; eager `apply` passes forward the call as written
-    and matches backward's return values to its arguments in that order, so `PyLayerOp`
-    uses it.
-    """
-    _Calls.stack.append((cls, tuple(args), dict(kwargs)))
-    try:
-        yield
-    finally:
-        _Calls.stack.pop()
+from .layout import CallLayout, Flat, Slot, flat_slots, last_places, result_items, shapes_conflict, slot_gradients
 
 
 def _inplace_map() -> Any:
@@ -157,69 +68,16 @@ def converted_code_semantics() -> Iterator[None]:
     # the program's records, would leave them to a later program given the same id.
     maps = [_inplace_map(), ProgramTranslator.get_instance()._inplace_map]
     checkpoints = [recorded.save_checkpoint() for recorded in maps]
-    previous = base.global_var._in_to_static_mode_
-    base.global_var._in_to_static_mode_ = True
     try:
-        yield
+        with patch.swapped("op.in_to_static_mode", base.global_var, "_in_to_static_mode_", True):
+            yield
     finally:
-        base.global_var._in_to_static_mode_ = previous
         for recorded, checkpoint in zip(maps, checkpoints):
             recorded.restore_checkpoint(checkpoint)
 
 
 def _is_in(value: Any, values: List[Any]) -> bool:
     return any(value is v for v in values)
-
-
-class Slot(NamedTuple):
-    """One gradient slot: a tensor, or a list/tuple directly holding tensors."""
-
-    number: int  # which argument (inputs) or which item of forward's result (outputs)
-    listed: bool  # a list/tuple: its gradients travel as a list
-    tensors: Tuple[int, ...]  # its tensors, as indices into the op's inputs or outputs
-
-
-def eager_slots(items: List[Any], is_tensor: Callable[[Any], bool]) -> Tuple[List[Any], List[Slot]]:
-    """The leaves of `items` (depth first) and eager's gradient slots among them."""
-    leaves: List[Any] = []
-    slots: List[Slot] = []
-    count = 0
-    for number, item in enumerate(items):
-        members: List[int] = []
-        for child in item if isinstance(item, (list, tuple)) else [item]:
-            child_leaves = structure.flatten(child)
-            direct = is_tensor(child)
-            for leaf in child_leaves:
-                if is_tensor(leaf):
-                    if direct:
-                        members.append(count)
-                    count += 1
-            leaves.extend(child_leaves)
-        if members:
-            slots.append(Slot(number, isinstance(item, (list, tuple)), tuple(members)))
-    return leaves, slots
-
-
-def result_items(out: Any) -> List[Any]:
-    """Forward's result as eager splits it into output slots."""
-    return list(out) if isinstance(out, (list, tuple)) else [out]
-
-
-def _known(shape: Any) -> Optional[List[int]]:
-    try:
-        return [int(d) for d in shape]
-    except (TypeError, ValueError):
-        return None
-
-
-def _shapes_conflict(a: Any, b: Any) -> bool:
-    """Two static shapes that cannot be the same tensor's (-1: unknown until run time)."""
-    sa, sb = _known(a), _known(b)
-    if sa is None or sb is None:
-        return False
-    if len(sa) != len(sb):
-        return True
-    return any(x >= 0 and y >= 0 and x != y for x, y in zip(sa, sb))
 
 
 def _as_static(value: Any) -> Any:
@@ -275,13 +133,12 @@ def eager_backward_grad_mode() -> Iterator[None]:
         _Building.backward_mode = mode if mode is entry else bool(mode)
         set_grad_enabled(outer_mode if mode is entry else mode)
 
-    base.is_grad_enabled = lambda: _Building.backward_mode
-    base._set_grad_enabled = set_mode
     outer_backward_mode, _Building.backward_mode = _Building.backward_mode, entry
     try:
-        yield
+        with patch.swapped("op.is_grad_enabled", base, "is_grad_enabled", lambda: _Building.backward_mode), \
+                patch.swapped("op.set_grad_enabled", base, "_set_grad_enabled", set_mode):
+            yield
     finally:
-        base.is_grad_enabled, base._set_grad_enabled = is_grad_enabled, set_grad_enabled
         set_grad_enabled(outer_mode)
         _Building.backward_mode = outer_backward_mode
 
@@ -307,12 +164,12 @@ def no_autograd_backward(cls: type) -> Iterator[None]:
             "backward",
         )
 
-    with swapped(paddle.autograd, "backward", backward):
+    with patch.swapped("op.autograd_backward", paddle.autograd, "backward", backward):
         yield
 
 
 @contextlib.contextmanager
-def body_rules(cls: type, method: str, adapter: Any, foreign: List[Any]) -> Iterator[None]:
+def body_rules(cls: type, method: str, adapter: IrAdapter, foreign: List[Any]) -> Iterator[None]:
     """What forward's and backward's bodies alike are built under: the IR's own
     (`adapter.body_semantics`), in-place APIs followed (`foreign`: what forward may not
     write into, inplace.py) and eager-only code refused at the user's line (eager_only.py)."""
@@ -321,138 +178,172 @@ def body_rules(cls: type, method: str, adapter: Any, foreign: List[Any]) -> Iter
         yield
 
 
+class _Inputs(NamedTuple):
+    """The call's side of the op: the passed arguments flattened, and the op's inputs."""
+
+    flat: Flat  # the arguments as written, flattened, with their gradient slots
+    values: List[Any]  # the op's inputs (the adapter's, one per tensor of `flat`)
+
+
+class _Outputs(NamedTuple):
+    """What forward returned, recorded while its sub-block is built."""
+
+    out: Any  # forward's result, as returned
+    flat: Flat  # its leaves, output slots and tensors (the op's outputs, inner side)
+    carried_stop_gradient: List[bool]  # of the tensors ctx carries to backward
+
+
 class PyLayerOp:
-    """One `cls.apply(*args, **kwargs)` call, to be built as a `pylayer` op."""
+    """One `cls.apply(*args, **kwargs)` call, to be built as a `pylayer` op.
+
+    `args`/`kwargs`: the call as the class's builder bound it (arguments `apply` marked
+    with their place in the call as written, `DEFAULT` for a parameter left out), or, used
+    directly, the call as written.
+    """
 
     def __init__(self, cls: type, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> None:
         self.cls = cls
-        if _Calls.stack and _Calls.stack[-1][0] is cls:
-            args, kwargs = _Calls.stack[-1][1:]
-        self.args, self.kwargs = bind(cls, tuple(args), dict(kwargs))
-        self._names = [f"argument {i + 1}" for i in range(len(self.args))] + [f"argument '{k}'" for k in self.kwargs]
+        self.layout = CallLayout(cls, tuple(args), dict(kwargs))
+        self.args, self.kwargs = self.layout.forward_call(self.layout.arguments)
 
     def build(self, forward: Callable[..., Any], backward: Callable[..., Any]) -> Any:
         """Append the op to the program being built; return forward's outputs."""
-        adapter = _adapter()
-        is_tensor = adapter.is_tensor
-        ctx = context.StaticContext(is_tensor)
-        state = context.state_of(ctx)
-        static_forward = static_function(forward, "forward")
+        adapter = adapter_for_program(inside_backward=_Building.backward_depth > 0)
+        ctx = context.StaticContext(adapter.is_tensor)
         if _Building.backward_depth and not _Building.backward_mode:
             # Inside a backward with grad mode off, eager runs a PyLayer's forward
             # without recording a gradient: no op, no backward, just forward's values.
-            return static_forward(ctx, *self.args, **self.kwargs)
-        forward_only = backward is paddle.autograd.PyLayer.backward
-        static_backward = None if forward_only else static_function(backward, "backward")
+            return static_function(forward, "forward")(ctx, *self.args, **self.kwargs)
+        return _Build(self, adapter, ctx, forward, backward).op()
 
-        call = (structure.map_leaves(_as_static, self.args), structure.map_leaves(_as_static, self.kwargs))
-        items = list(call[0]) + list(call[1].values())
-        in_leaves, in_slots = eager_slots(items, is_tensor)
-        in_positions, inputs = structure.split(in_leaves, is_tensor)
-        inputs = adapter.op_inputs(inputs)
-        record: Dict[str, Any] = {}
 
-        def forward_fn(*tensors: Any) -> List[Any]:
-            leaves = list(in_leaves)
-            for pos, tensor in zip(in_positions, tensors):
-                leaves[pos] = tensor
-            args, kwargs = structure.pack_as(call, leaves)
-            with converted_code_semantics(), body_rules(self.cls, "forward", adapter, list(tensors)):
-                out = structure.map_leaves(inplace.latest, static_forward(ctx, *args, **kwargs))
-                carried = [inplace.latest(value) for value in context.carried_leaves(state)]
-            out_leaves, out_slots = eager_slots(result_items(out), is_tensor)
-            if not out_slots:
-                raise contract_error(
-                    self.cls,
-                    f"forward returned no tensor output ({type(out).__name__}); eager requires at least "
-                    "one output to be a tensor, or a list/tuple directly holding tensors",
-                    "forward",
-                )
-            out_positions, out_tensors = structure.split(out_leaves, is_tensor)
-            record.update(out=out, leaves=out_leaves, positions=out_positions, tensors=out_tensors, slots=out_slots)
-            record["carried"] = len(carried)
-            record["carried_stop_gradient"] = [value.stop_gradient for value in carried]
-            adapter.save(carried)
-            return out_tensors
+class _Build:
+    """One `PyLayerOp.build`: the inputs, forward's and backward's sub-blocks, the outputs."""
 
-        def backward_fn(*grads: Any) -> List[Any]:
-            restored = adapter.restore(record["carried"])
-            # As eager's saved tensors, each keeps its stop_gradient (a recompute backward
-            # detaches the saved inputs and asks for the gradient of those that need one).
-            for value, stop_gradient in zip(restored, record["carried_stop_gradient"]):
-                value.stop_gradient = stop_gradient
-            context.enter_backward(state, restored)
-            slot_grads = self._backward_args(list(grads), record["slots"], len(record["tensors"]))
-            self._check_backward_arity(backward, len(slot_grads))
-            _Building.backward_depth += 1
-            try:
-                with converted_code_semantics(), adapter.backward_semantics(), eager_backward_grad_mode(), \
-                        no_autograd_backward(self.cls), body_rules(self.cls, "backward", adapter, []):
-                    result = structure.map_leaves(inplace.latest, static_backward(ctx, *slot_grads))
-            finally:
-                _Building.backward_depth -= 1
-            flat = self._input_grads(result, in_slots, inputs, is_tensor, adapter.backward_built_with_forward)
-            if adapter.foreign_value(flat) is not None:
-                raise contract_error(
-                    self.cls,
-                    "backward uses a tensor that reaches it neither as an argument of apply nor "
-                    "through ctx (a closure, a global, an attribute of another object); under "
-                    "to_static backward is built on a copy of the traced program, where that tensor "
-                    "is not: pass it to apply, or save it with ctx.save_for_backward",
-                    "backward",
-                )
-            # Each input gets a gradient value of its own. Returning one value for
-            # several inputs (`return dy, dy`) mixes up their gradients in PIR's
-            # autodiff (paddle 3.3.1) and, in the legacy IR, `static_pylayer` renames
-            # the returned variable to `<input>@GRAD` once per input (paddle 2.6.2),
-            # which also breaks when it is an incoming gradient or a saved tensor.
-            # A value backward's own ops made, returned once, is its own already.
-            return [g if g is None or adapter.own_gradient(g, flat) else paddle.assign(g) for g in flat]
+    def __init__(
+        self, op: PyLayerOp, adapter: IrAdapter, ctx: context.StaticContext,
+        forward: Callable[..., Any], backward: Callable[..., Any],
+    ) -> None:
+        self.cls = op.cls
+        self.layout = op.layout
+        self.adapter = adapter
+        self.ctx = ctx
+        self.state = context.state_of(ctx)
+        self.forward = static_function(forward, "forward")
+        self.forward_only = backward is paddle.autograd.PyLayer.backward
+        self.backward = backward
+        # converted now, as forward is: a backward dy2static cannot convert fails the build here
+        self.static_backward = backward if self.forward_only else static_function(backward, "backward")
+        self.arguments = [structure.map_leaves(_as_static, a) for a in self.layout.arguments]
+        flat = flat_slots(self.arguments, adapter.is_tensor)
+        self.inputs = _Inputs(flat, adapter.op_inputs(flat.tensors()))
+        self.outputs: Optional[_Outputs] = None
 
-        needs_grad = adapter.grad_enabled() and any(
-            not inputs[i].stop_gradient for slot in in_slots for i in slot.tensors
+    def op(self) -> Any:
+        """Build the op; forward's result, its tensors the op's outputs."""
+        needs_grad = self.adapter.grad_enabled() and any(
+            not self.inputs.values[i].stop_gradient for slot in self.inputs.flat.slots for i in slot.tensors
         )
-        if forward_only:
-            backward_callable = adapter.forward_only_backward(
-                self._no_backward_message(), inputs, needs_grad
-            )
+        if self.forward_only:
+            backward = self.adapter.forward_only_backward(self._no_backward_message(), self.inputs.values, needs_grad)
         else:
-            backward_callable = backward_fn
+            backward = self.backward_block
         try:
-            result = static_pylayer(forward_fn, inputs, backward_callable)
+            result = static_pylayer(self.forward_block, self.inputs.values, backward)
         except Exception as exc:  # noqa: BLE001 - re-raised, with the user's lines
             reraise_with_user_lines(exc)
-        adapter.finish()
-        if not record:
+        self.adapter.finish()
+        outs = self.adapter.outputs_as_list(result, len(self._forward_result().flat.positions))
+        self.adapter.label(outs, self.cls, self.layout.written_call(self.arguments))
+        return self._returned(outs, needs_grad)
+
+    def _forward_result(self) -> _Outputs:
+        if self.outputs is None:
             raise contract_error(self.cls, "forward was not run while building the op")
-        outs = adapter.outputs_as_list(result, len(record["tensors"]))
-        adapter.label(outs, self.cls, call)
-        in_output_slot = {i for slot in record["slots"] for i in slot.tensors}
-        leaves = list(record["leaves"])
-        tensors = record["tensors"]
-        for index, (pos, inner, outer) in enumerate(zip(record["positions"], tensors, outs)):
+        return self.outputs
+
+    def forward_block(self, *tensors: Any) -> List[Any]:
+        """forward's sub-block: forward run on the op's inputs; the tensors it returns."""
+        arguments = structure.pack_as(self.layout.arguments, self.inputs.flat.with_tensors(list(tensors)))
+        args, kwargs = self.layout.forward_call(list(arguments))
+        with converted_code_semantics(), body_rules(self.cls, "forward", self.adapter, list(tensors)):
+            out = structure.map_leaves(inplace.latest, self.forward(self.ctx, *args, **kwargs))
+            carried = [inplace.latest(value) for value in context.carried_leaves(self.state)]
+        flat = flat_slots(result_items(out), self.adapter.is_tensor)
+        if not flat.slots:
+            raise contract_error(
+                self.cls,
+                f"forward returned no tensor output ({type(out).__name__}); eager requires at least "
+                "one output to be a tensor, or a list/tuple directly holding tensors",
+                "forward",
+            )
+        self.outputs = _Outputs(out, flat, [value.stop_gradient for value in carried])
+        self.adapter.save(carried)
+        return flat.tensors()
+
+    def backward_block(self, *grads: Any) -> List[Any]:
+        """backward's sub-block: backward run on the output gradients; one gradient (or
+        None) per op input."""
+        outputs = self._forward_result()
+        restored = self.adapter.restore(len(outputs.carried_stop_gradient))
+        # As eager's saved tensors, each keeps its stop_gradient (a recompute backward
+        # detaches the saved inputs and asks for the gradient of those that need one).
+        for value, stop_gradient in zip(restored, outputs.carried_stop_gradient):
+            value.stop_gradient = stop_gradient
+        context.enter_backward(self.state, restored)
+        count = len(outputs.flat.positions)
+        if len(grads) != count:
+            raise contract_error(self.cls, f"got {len(grads)} output gradient(s) for {count} output tensor(s)")
+        slot_grads = slot_gradients(list(grads), outputs.flat.slots)
+        self._check_backward_arity(len(slot_grads))
+        _Building.backward_depth += 1
+        try:
+            with converted_code_semantics(), self.adapter.backward_semantics(), eager_backward_grad_mode(), \
+                    no_autograd_backward(self.cls), body_rules(self.cls, "backward", self.adapter, []):
+                result = structure.map_leaves(inplace.latest, self.static_backward(self.ctx, *slot_grads))
+        finally:
+            _Building.backward_depth -= 1
+        flat = self._input_grads(result)
+        if self.adapter.foreign_value(flat) is not None:
+            raise contract_error(
+                self.cls,
+                "backward uses a tensor that reaches it neither as an argument of apply nor "
+                "through ctx (a closure, a global, an attribute of another object); under "
+                "to_static backward is built on a copy of the traced program, where that tensor "
+                "is not: pass it to apply, or save it with ctx.save_for_backward",
+                "backward",
+            )
+        # Each input gets a gradient value of its own. Returning one value for
+        # several inputs (`return dy, dy`) mixes up their gradients in PIR's
+        # autodiff (paddle 3.3.1) and, in the legacy IR, `static_pylayer` renames
+        # the returned variable to `<input>@GRAD` once per input (paddle 2.6.2),
+        # which also breaks when it is an incoming gradient or a saved tensor.
+        # A value backward's own ops made, returned once, is its own already.
+        return [g if g is None or self.adapter.own_gradient(g, flat) else paddle.assign(g) for g in flat]
+
+    def _returned(self, outs: List[Any], needs_grad: bool) -> Any:
+        """forward's result with its tensors replaced by the op's outputs, each stopping
+        gradient as eager's would."""
+        outputs = self._forward_result()
+        tensors = outputs.flat.tensors()
+        in_output_slot = {i for slot in outputs.flat.slots for i in slot.tensors}
+        for index, (inner, outer) in enumerate(zip(tensors, outs)):
             # As eager: when an input needs a gradient, the tensors of the output slots get
             # one (even if forward made them under no_grad), but for non-differentiable ones.
-            outer.stop_gradient = (
-                not needs_grad or index not in in_output_slot or self._gets_no_gradient(inner, state, inputs)
-            )
-            leaves[pos] = outer
-        for index, pos in enumerate(record["positions"]):
-            # One tensor returned in several places (`return y, y`) is one tensor in eager, in
-            # the slot of its last place (eager_py_layer.cc sets its slot once per place): the
-            # caller gets that output everywhere, and backward zeros for the places before.
-            last = max(j for j in range(index, len(tensors)) if adapter.same(tensors[j], tensors[index]))
-            leaves[pos] = outs[last]
-        return structure.pack_as(record["out"], leaves)
+            outer.stop_gradient = not needs_grad or index not in in_output_slot or self._gets_no_gradient(inner)
+        # One tensor returned in several places (`return y, y`) is one tensor in eager, in
+        # the slot of its last place (eager_py_layer.cc sets its slot once per place): the
+        # caller gets that output everywhere, and backward zeros for the places before.
+        last = last_places(tensors, self.adapter.same)
+        return structure.pack_as(outputs.out, outputs.flat.with_tensors([outs[j] for j in last]))
 
-    @staticmethod
-    def _gets_no_gradient(output: Any, state: Any, inputs: List[Any]) -> bool:
+    def _gets_no_gradient(self, output: Any) -> bool:
         """Eager semantics: outputs marked non-differentiable, and inputs returned as they
         are after `mark_not_inplace` (eager returns a new tensor that gradients do not
         flow through), get no gradient."""
-        if _is_in(output, state.non_differentiable):
+        if _is_in(output, self.state.non_differentiable):
             return True
-        return _is_in(output, state.not_inplace) and _is_in(output, inputs)
+        return _is_in(output, self.state.not_inplace) and _is_in(output, self.inputs.values)
 
     def _no_backward_message(self) -> str:
         return str(
@@ -465,15 +356,9 @@ class PyLayerOp:
             )
         )
 
-    def _backward_args(self, grads: List[Any], slots: List[Slot], count: int) -> List[Any]:
-        """The output gradients grouped as eager passes them: one per output slot."""
-        if len(grads) != count:
-            raise contract_error(self.cls, f"got {len(grads)} output gradient(s) for {count} output tensor(s)")
-        return [[grads[i] for i in slot.tensors] if slot.listed else grads[slot.tensors[0]] for slot in slots]
-
-    def _check_backward_arity(self, backward: Callable[..., Any], count: int) -> None:
+    def _check_backward_arity(self, count: int) -> None:
         try:
-            signature = inspect.signature(backward)
+            signature = inspect.signature(self.backward)
         except (TypeError, ValueError):
             return
         try:
@@ -486,15 +371,14 @@ class PyLayerOp:
                 "backward",
             ) from None
 
-    def _input_grads(
-        self, result: Any, slots: List[Slot], inputs: List[Any], is_tensor: Callable[[Any], bool], lenient: bool
-    ) -> List[Any]:
+    def _input_grads(self, result: Any) -> List[Any]:
         """backward's result as one gradient (or None) per op input, by eager's rules.
 
-        `lenient`: backward is built with the op, before anyone asks for a gradient (the
-        legacy IR), so a gradient for a slot that stops gradient, which eager refuses only
-        when backward runs, is dropped instead: nothing can use it.
+        Where backward is built with the op, before anyone asks for a gradient (the legacy
+        IR), a gradient for a slot that stops gradient, which eager refuses only when
+        backward runs, is dropped instead: nothing can use it.
         """
+        slots, inputs = self.inputs.flat.slots, self.inputs.values
         returned = list(result) if isinstance(result, tuple) else [result]
         if len(returned) > len(slots):
             raise contract_error(
@@ -510,7 +394,7 @@ class PyLayerOp:
                 if not first.stop_gradient:
                     raise contract_error(
                         self.cls,
-                        f"backward returned {len(returned)} gradient(s), leaving out {self._names[slot.number]}, "
+                        f"backward returned {len(returned)} gradient(s), leaving out {self._label(slot)}, "
                         "which needs a gradient (eager allows leaving out only trailing arguments that stop gradient)",
                         "backward",
                     )
@@ -519,25 +403,28 @@ class PyLayerOp:
             if grad is None:
                 continue
             if first.stop_gradient:
-                if lenient:
+                if self.adapter.backward_built_with_forward:
                     continue
                 raise contract_error(
                     self.cls,
-                    f"backward returned a gradient for {self._names[slot.number]}, which stops gradient; "
+                    f"backward returned a gradient for {self._label(slot)}, which stops gradient; "
                     "eager requires None there",
                     "backward",
                 )
-            grads = self._slot_grads(slot, grad, is_tensor)
-            for i, g in zip(slot.tensors, grads):
+            for i, g in zip(slot.tensors, self._slot_grads(slot, grad)):
                 flat[i] = None if g is None else self._checked_grad(g, inputs[i], slot)
         return flat
 
-    def _slot_grads(self, slot: Slot, grad: Any, is_tensor: Callable[[Any], bool]) -> List[Any]:
+    def _label(self, slot: Slot) -> str:
+        return self.layout.labels[slot.number]
+
+    def _slot_grads(self, slot: Slot, grad: Any) -> List[Any]:
+        is_tensor = self.adapter.is_tensor
         if not slot.listed:
             if not is_tensor(grad):
                 raise contract_error(
                     self.cls,
-                    f"backward returned {type(grad).__name__} for {self._names[slot.number]}, a tensor; "
+                    f"backward returned {type(grad).__name__} for {self._label(slot)}, a tensor; "
                     "expected a tensor or None",
                     "backward",
                 )
@@ -545,14 +432,14 @@ class PyLayerOp:
         if not isinstance(grad, (list, tuple)) or not all(g is None or is_tensor(g) for g in grad):
             raise contract_error(
                 self.cls,
-                f"backward returned {type(grad).__name__} for {self._names[slot.number]}, a list/tuple of "
+                f"backward returned {type(grad).__name__} for {self._label(slot)}, a list/tuple of "
                 f"{len(slot.tensors)} tensor(s); expected a list or tuple of tensors (or None)",
                 "backward",
             )
         if len(grad) != len(slot.tensors):
             raise contract_error(
                 self.cls,
-                f"backward returned {len(grad)} gradient(s) for {self._names[slot.number]}, which holds "
+                f"backward returned {len(grad)} gradient(s) for {self._label(slot)}, which holds "
                 f"{len(slot.tensors)} tensor(s)",
                 "backward",
             )
@@ -560,10 +447,10 @@ class PyLayerOp:
 
     def _checked_grad(self, grad: Any, tensor: Any, slot: Slot) -> Any:
         """A gradient of `tensor`'s shape (else an error) and dtype (cast, as eager 3.x does)."""
-        if _shapes_conflict(grad.shape, tensor.shape):
+        if shapes_conflict(grad.shape, tensor.shape):
             raise contract_error(
                 self.cls,
-                f"backward returned a gradient of shape {list(grad.shape)} for {self._names[slot.number]}, "
+                f"backward returned a gradient of shape {list(grad.shape)} for {self._label(slot)}, "
                 f"a tensor of shape {list(tensor.shape)}",
                 "backward",
             )

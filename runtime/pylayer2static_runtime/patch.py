@@ -1,14 +1,238 @@
-"""`swapped`: a framework attribute replaced while a block runs, then restored."""
+"""Every framework patch the runtime makes: the table `PATCHES`, and the two ways to make one.
+
+A patch replaces an attribute of PaddlePaddle, either for the whole process (`install`, once,
+when the runtime is imported) or while a block runs (`swapped`: a PyLayer op being built, an
+export being normalized), and is restored after it. Each call names its entry in `PATCHES`,
+which says what is replaced, by which runtime module, and the framework file and versions the
+behaviour it relies on was read from (the module's docstrings say why). A key not in the table
+is refused (KeyError), so this table lists them all (tests/e2e/test_call_layout.py checks that
+every key is used, and every use listed).
+"""
 import contextlib
-from typing import Any, Iterator
+import inspect
+from typing import Any, Callable, Dict, Iterable, Iterator, List, NamedTuple, Tuple
+
+
+class Patch(NamedTuple):
+    """One framework attribute the runtime replaces."""
+
+    target: str  # the attribute replaced
+    module: str  # the runtime module that replaces it
+    scope: str  # "process": installed once at import; "build": swapped while a block runs
+    read_from: str  # the framework file(s) and versions its behaviour was read from
+
+
+_BOTH = "paddle 3.3.1 and 2.6.2"
+
+PATCHES: Dict[str, Patch] = {
+    # apply.py installs these at import (process-wide).
+    "pir.ir_backward.grad": Patch(
+        "paddle.autograd.ir_backward.grad", "pir.py", "process",
+        "paddle 3.3.1 python/paddle/autograd/ir_backward.py `grad`, python/paddle/optimizer/optimizer.py"),
+    "pir.ir_backward.append_backward": Patch(
+        "paddle.autograd.ir_backward.append_backward", "pir.py", "process",
+        "paddle 3.3.1 python/paddle/autograd/ir_backward.py `append_backward`, optimizer.py "
+        "`_pir_create_optimization_pass`"),
+    "legacy.io.normalize_program": Patch(
+        "paddle.static.io.normalize_program", "legacy.py", "process",
+        f"{_BOTH} python/paddle/static/io.py `normalize_program`"),
+    "collectives.all_gather_in_static_mode": Patch(
+        "paddle.distributed.communication.stream.all_gather._all_gather_in_static_mode", "collectives.py", "process",
+        "paddle 3.3.1 python/paddle/distributed/communication/stream/all_gather.py"),
+    "collectives.all_to_all_in_static_mode": Patch(
+        "paddle.distributed.communication.stream.all_to_all._all_to_all_in_static_mode", "collectives.py", "process",
+        "paddle 3.3.1 python/paddle/distributed/communication/stream/all_to_all.py"),
+    "collectives.stream.all_reduce": Patch(
+        "paddle.distributed.communication.stream.all_reduce", "collectives.py", "process",
+        f"{_BOTH} python/paddle/distributed/communication/stream/all_reduce.py"),
+    "collectives.stream.all_gather": Patch(
+        "paddle.distributed.communication.stream.all_gather", "collectives.py", "process",
+        f"{_BOTH} python/paddle/distributed/communication/stream/all_gather.py"),
+    "collectives.stream.alltoall": Patch(
+        "paddle.distributed.communication.stream.alltoall", "collectives.py", "process",
+        f"{_BOTH} python/paddle/distributed/communication/stream/all_to_all.py"),
+    "dy2static.from_func_spec": Patch(
+        "paddle.jit.dy2static.program_translator.ConcreteProgram.from_func_spec", "dy2static.py", "process",
+        f"{_BOTH} python/paddle/jit/dy2static/program_translator.py"),
+    "dy2static.pir_from_func_spec": Patch(
+        "paddle.jit.dy2static.program_translator.ConcreteProgram.pir_from_func_spec", "dy2static.py", "process",
+        f"{_BOTH} python/paddle/jit/dy2static/program_translator.py"),
+    "dy2static.shape_targets": Patch(
+        "TensorShapeTransformer.visit_Attribute", "dy2static.py", "process",
+        "paddle 3.3.1 python/paddle/jit/dy2static/transformers/tensor_shape_transformer.py, "
+        "2.6.2 python/paddle/jit/dy2static/tensor_shape_transformer.py"),
+    "dy2static.StaticPyLayer.__getattr__": Patch(
+        "paddle.jit.dy2static.py_layer.StaticPyLayer.__getattr__", "dy2static.py", "process",
+        f"{_BOTH} python/paddle/jit/dy2static/py_layer.py, convert_operators.py `convert_load`"),
+    "dy2static.StaticPyLayer.__init__": Patch(
+        "paddle.jit.dy2static.py_layer.StaticPyLayer.__init__", "dy2static.py", "process",
+        f"{_BOTH} python/paddle/jit/dy2static/py_layer.py"),
+    "dy2static.StaticPyLayer.apply": Patch(
+        "paddle.jit.dy2static.py_layer.StaticPyLayer.apply", "dy2static.py", "process",
+        f"{_BOTH} python/paddle/jit/dy2static/py_layer.py"),
+    "dy2static.StaticPyLayer.__mro_entries__": Patch(
+        "paddle.jit.dy2static.py_layer.StaticPyLayer.__mro_entries__", "dy2static.py", "process",
+        f"{_BOTH} python/paddle/jit/dy2static/py_layer.py"),
+    "dy2static.FunctionCache._convert": Patch(
+        "paddle.jit.dy2static.program_translator.FunctionCache._convert", "dy2static.py", "process",
+        f"{_BOTH} python/paddle/jit/dy2static/program_translator.py; paddle 3.0.0-3.1.1 utils.py `ast_to_func`"),
+    "sot.MethodVariable.guard": Patch(
+        "paddle.jit.sot.opcode_translator.executor.variables.callable.MethodVariable.make_stringified_guard",
+        "sot.py", "process", "paddle 3.3.1 python/paddle/jit/sot/opcode_translator/executor/variables/callable.py"),
+    "sot.PartialVariable.guard": Patch(
+        "paddle.jit.sot.opcode_translator.executor.variables.callable.PartialVariable.make_stringified_guard",
+        "sot.py", "process", "paddle 3.3.1 python/paddle/jit/sot/opcode_translator/executor/guard.py"),
+    "inline.PartialProgramLayer._append_backward": Patch(
+        "paddle.jit.dy2static.pir_partial_program.PartialProgramLayer._append_backward", "inline.py", "process",
+        "paddle 3.3.1 python/paddle/jit/dy2static/pir_partial_program.py (`_append_backward_desc` in 3.0.0)"),
+    "inline.PartialProgramLayer.__init__": Patch(
+        "paddle.jit.dy2static.pir_partial_program.PartialProgramLayer.__init__", "inline.py", "process",
+        "paddle 3.3.1 python/paddle/jit/dy2static/pir_partial_program.py (`PartialProgramLayerHook`)"),
+    "inline.core.call_vjp": Patch(
+        "paddle.base.core.call_vjp", "inline.py", "process",
+        "paddle 3.3.1 python/paddle/autograd/ir_backward.py (double backward through a pylayer op)"),
+    "inline.executor._add_pir_fetch_ops": Patch(
+        "paddle.base.executor._add_pir_fetch_ops", "inline.py", "process",
+        "paddle 3.3.1 python/paddle/base/executor.py"),
+    "inline.pir_io.normalize_pir_program": Patch(
+        "paddle.static.pir_io.normalize_pir_program", "inline.py", "process",
+        "paddle 3.3.1 python/paddle/static/pir_io.py"),
+    "inline.io.normalize_pir_program": Patch(
+        "paddle.static.io.normalize_pir_program", "inline.py", "process",
+        "paddle 3.3.1 python/paddle/static/io.py (imports it from pir_io)"),
+    # Swapped while a PyLayer op (or an export) is built, and restored after.
+    "op.in_to_static_mode": Patch(
+        "paddle.base.dygraph.base.global_var._in_to_static_mode_", "op.py", "build",
+        f"{_BOTH} python/paddle/base/dygraph/base.py; 3.3.1 convert_operators.py `convert_load`"),
+    "op.is_grad_enabled": Patch(
+        "paddle.base.dygraph.base.is_grad_enabled", "op.py", "build",
+        f"{_BOTH} python/paddle/base/dygraph/base.py"),
+    "op.set_grad_enabled": Patch(
+        "paddle.base.dygraph.base._set_grad_enabled", "op.py", "build",
+        f"{_BOTH} python/paddle/base/dygraph/base.py"),
+    "op.autograd_backward": Patch(
+        "paddle.autograd.backward", "op.py", "build",
+        f"{_BOTH} python/paddle/autograd/backward_mode.py"),
+    "pir.Value.detach": Patch(
+        "paddle.pir.Value.detach", "pir.py", "build",
+        "paddle 3.3.1 python/paddle/pir/math_op_patch.py, paddle/fluid/pybind/pir.cc"),
+    "pir.parameter_recorder.get": Patch(
+        "paddle.jit.dy2static.parameter_recorder.ParametersRecorder.get (the recorder's)", "pir.py", "build",
+        "paddle 3.3.1 python/paddle/jit/dy2static/parameter_recorder.py, pir_partial_program.py `_append_backward`"),
+    "sot.parameter_recorder.get": Patch(
+        "paddle.jit.dy2static.parameter_recorder.ParametersRecorder.get (the recorder's)", "sot.py", "build",
+        "paddle 3.3.1 python/paddle/jit/dy2static/parameter_recorder.py, jit/sot/infer_meta.py"),
+    "legacy.Variable.clone": Patch(
+        "paddle.base.framework.Variable.clone", "legacy.py", "build",
+        "paddle 2.6.2 python/paddle/base/framework.py, variable_index.py"),
+    "legacy.Variable.detach": Patch(
+        "paddle.base.framework.Variable.detach", "legacy.py", "build",
+        "paddle 2.6.2 python/paddle/base/framework.py"),
+    "legacy.Variable.T": Patch(
+        "paddle.base.framework.Variable.T", "legacy.py", "build",
+        "paddle 2.6.2 python/paddle/base/framework.py"),
+    "legacy.Variable.size": Patch(
+        "paddle.base.framework.Variable.size", "legacy.py", "build",
+        "paddle 2.6.2 python/paddle/base/framework.py"),
+    "legacy.refuse_inlined_training": Patch(
+        "paddle.jit.translated_layer._ProgramHolder._append_backward_desc", "legacy.py", "process",
+        "paddle 2.6.2 python/paddle/jit/translated_layer.py"),
+    "reload.save_inference_model_pir": Patch(
+        "paddle.static.pir_io.save_inference_model_pir", "reload.py", "process",
+        "paddle 3.3.1 python/paddle/static/pir_io.py"),
+    "reload.io.save_inference_model_pir": Patch(
+        "paddle.static.io.save_inference_model_pir", "reload.py", "process",
+        "paddle 3.3.1 python/paddle/static/io.py (imports it from pir_io)"),
+    "reload.load_pir_program": Patch(
+        "paddle.jit.pir_translated_layer._load_pir_program", "reload.py", "process",
+        "paddle 3.3.1 python/paddle/jit/pir_translated_layer.py"),
+    "legacy.Program.clone": Patch(
+        "paddle.static.Program.clone (while normalize_program runs)", "legacy.py", "build",
+        f"{_BOTH} python/paddle/static/io.py `normalize_program`"),
+    "inplace.apis": Patch(
+        "every in-place API NAME_ of paddle, paddle.tensor, paddle.nn.functional and the static tensor "
+        "types, their `zero_`, and paddle.assign", "inplace.py", "build",
+        "paddle 3.3.1 and 2.6.2 python/paddle/tensor/*.py, python/paddle/utils/inplace_utils.py"),
+    "inplace.warnings": Patch(
+        "paddle.utils.inplace_utils.warnings", "inplace.py", "build",
+        f"{_BOTH} python/paddle/utils/inplace_utils.py"),
+    "eager_only.Tensor": Patch(
+        "paddle.Tensor", "eager_only.py", "build", f"{_BOTH} python/paddle/__init__.py"),
+    "eager_only.dygraph_tracer": Patch(
+        "paddle.base.framework._dygraph_tracer (and paddle.framework's)", "eager_only.py", "build",
+        f"{_BOTH} python/paddle/base/framework.py"),
+    "eager_only.no_data": Patch(
+        "numpy, item and tolist of the static tensor types", "eager_only.py", "build",
+        "paddle 3.3.1 python/paddle/pir/math_op_patch.py, 2.6.2 python/paddle/base/framework.py"),
+}
+
+_MARK = "_p2s_patch"
+_ABSENT = object()
+
+
+def _listed(key: str) -> Patch:
+    patch = PATCHES.get(key)
+    if patch is None:
+        raise KeyError(f"pylayer2static_runtime: framework patch '{key}' is not listed in patch.PATCHES")
+    return patch
+
+
+def install(key: str, owner: Any, name: str, make: Callable[[Any], Any]) -> None:
+    """For the whole process: `owner.name` becomes `make(current)` (`current`: None where
+    the framework has no such attribute), once; a second call finds it installed.
+
+    A static method stays one (`make` gets and gives the function).
+    """
+    _listed(key)
+    static = isinstance(inspect.getattr_static(owner, name, None), staticmethod)
+    current = getattr(owner, name, None)
+    if getattr(current, _MARK, None) == key:
+        return
+    replacement = make(current)
+    setattr(replacement, _MARK, key)
+    setattr(owner, name, staticmethod(replacement) if static else replacement)
+
+
+def _own(owner: Any, name: str) -> Any:
+    """`owner.name` as `owner` itself holds it (`_ABSENT` when inherited or missing: restored
+    as such, inherited again), or as read where `owner` has no `__dict__`."""
+    try:
+        return vars(owner).get(name, _ABSENT)
+    except TypeError:
+        return getattr(owner, name)
+
+
+def _restore(owner: Any, name: str, previous: Any) -> None:
+    if previous is _ABSENT:
+        delattr(owner, name)
+    else:
+        setattr(owner, name, previous)
 
 
 @contextlib.contextmanager
-def swapped(owner: Any, name: str, value: Any) -> Iterator[None]:
-    """`owner.name` is `value` inside the block and what it was after it, however it ends."""
-    previous = getattr(owner, name)
+def swapped(key: str, owner: Any, name: str, value: Any) -> Iterator[None]:
+    """`owner.name` is `value` inside the block and what it was after it, however it ends
+    (absent again if it was absent)."""
+    _listed(key)
+    previous = _own(owner, name)
     setattr(owner, name, value)
     try:
         yield
     finally:
-        setattr(owner, name, previous)
+        _restore(owner, name, previous)
+
+
+@contextlib.contextmanager
+def swapped_all(key: str, swaps: Iterable[Tuple[Any, str, Any]]) -> Iterator[None]:
+    """`swapped` for each `(owner, name, value)` of `swaps`, in one flat loop rather than a
+    context manager each (a body built swaps some 430 in-place APIs)."""
+    _listed(key)
+    previous: List[Tuple[Any, str, Any]] = []
+    try:
+        for owner, name, value in swaps:
+            previous.append((owner, name, _own(owner, name)))
+            setattr(owner, name, value)
+        yield
+    finally:
+        for owner, name, value in reversed(previous):
+            _restore(owner, name, value)

@@ -16,11 +16,11 @@ from paddle.base.libpaddle.pir import build_pipe_for_pylayer  # paddle 3.3.1
 
 from . import dy2static, inline, reload
 from .errors import PyLayerContractError
-from .patch import swapped
+from . import patch
 
 
 class PirAdapter:
-    """Per-op glue between `PyLayerOp` and PIR's `static_pylayer`."""
+    """Per-op glue between `PyLayerOp` and PIR's `static_pylayer` (an `adapter.IrAdapter`)."""
 
     backward_built_with_forward = False
     name = "pir"
@@ -185,7 +185,7 @@ class PirAdapter:
             copy.stop_gradient = True
             return copy
 
-        with swapped(paddle.pir.Value, "detach", detached_copy), _traced_parameters():
+        with patch.swapped("pir.Value.detach", paddle.pir.Value, "detach", detached_copy), _traced_parameters():
             yield
 
     @staticmethod
@@ -262,7 +262,7 @@ def _traced_parameters() -> Iterator[None]:
             )
         return parameter
 
-    with swapped(recorder, "get", get):
+    with patch.swapped("pir.parameter_recorder.get", recorder, "get", get):
         yield
 
 
@@ -278,7 +278,6 @@ def _gradients_as_none(compute: Callable[..., Any], pairs: bool) -> Callable[...
             return [(param, _no_gradient_as_none(grad)) for param, grad in result]
         return [_no_gradient_as_none(grad) for grad in result]
 
-    none_for_no_gradient._p2s_none_for_no_gradient = True  # type: ignore[attr-defined]
     return none_for_no_gradient
 
 
@@ -294,6 +293,6 @@ def install() -> None:
     """
     from paddle.autograd import ir_backward
 
-    if not getattr(ir_backward.grad, "_p2s_none_for_no_gradient", False):
-        ir_backward.grad = _gradients_as_none(ir_backward.grad, pairs=False)
-        ir_backward.append_backward = _gradients_as_none(ir_backward.append_backward, pairs=True)
+    patch.install("pir.ir_backward.grad", ir_backward, "grad", lambda grad: _gradients_as_none(grad, pairs=False))
+    patch.install("pir.ir_backward.append_backward", ir_backward, "append_backward",
+                  lambda append: _gradients_as_none(append, pairs=True))

@@ -44,7 +44,7 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 import paddle
 
-from . import inline, structure
+from . import inline, patch, structure
 from .errors import PyLayerContractError
 
 LOG = logging.getLogger("pylayer2static_runtime")
@@ -293,7 +293,6 @@ def _recording_export(save: Callable[..., Any]) -> Callable[..., Any]:
         elif os.path.exists(path):
             os.remove(path)  # an earlier export's, at this prefix
 
-    save_and_record._p2s_records = True  # type: ignore[attr-defined]
     return save_and_record
 
 
@@ -316,7 +315,6 @@ def _reading_records(load: Callable[..., Any]) -> Callable[..., Any]:
                 LOG.warning("pylayer2static: %s not read (%s); training the loaded model is refused", path, exc)
         return program
 
-    load_and_read._p2s_records = True  # type: ignore[attr-defined]
     return load_and_read
 
 
@@ -414,9 +412,6 @@ def install() -> None:
     from paddle.jit import pir_translated_layer
     from paddle.static import io, pir_io
 
-    if getattr(pir_io.save_inference_model_pir, "_p2s_records", False):
-        return
-    save = _recording_export(pir_io.save_inference_model_pir)
-    pir_io.save_inference_model_pir = save
-    io.save_inference_model_pir = save
-    pir_translated_layer._load_pir_program = _reading_records(pir_translated_layer._load_pir_program)
+    patch.install("reload.save_inference_model_pir", pir_io, "save_inference_model_pir", _recording_export)
+    patch.install("reload.io.save_inference_model_pir", io, "save_inference_model_pir", _recording_export)
+    patch.install("reload.load_pir_program", pir_translated_layer, "_load_pir_program", _reading_records)

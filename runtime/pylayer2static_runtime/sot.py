@@ -61,8 +61,7 @@ from typing import Any, Callable, List, Optional
 
 import paddle
 
-from . import dy2static
-from .patch import swapped
+from . import dy2static, patch
 
 BREAK_PREFIX = "pylayer2static: "
 
@@ -146,7 +145,7 @@ def _build_for_sot(fn: Callable[..., Any], args: Any, kwargs: Any) -> Any:
 
     _Recording.active = True
     try:
-        with swapped(recorder, "get", get):
+        with patch.swapped("sot.parameter_recorder.get", recorder, "get", get):
             out = fn(*args, **kwargs)
     except Exception as exc:  # noqa: BLE001 - turned into a break: eager raises it again
         raise _break_request(
@@ -182,6 +181,17 @@ def _method_guard(self: Any) -> List[Any]:
     ]
 
 
+def _delegating(guard: Callable[..., Any]) -> Callable[..., Any]:
+    """`guard` behind a function of the runtime's own (the patch's mark goes on it, not on
+    a function of the framework's that other classes use too)."""
+
+    @functools.wraps(guard)
+    def delegate(self: Any) -> Any:
+        return guard(self)
+
+    return delegate
+
+
 def _install_guards() -> None:
     """Guards SOT can compile for a bound method and a `functools.partial` (the module
     docstring says why): the method's (above); the partial's, SOT's own guard of an object
@@ -190,8 +200,10 @@ def _install_guards() -> None:
     from paddle.jit.sot.opcode_translator.executor.guard import check_guard, object_equal_stringified_guard
     from paddle.jit.sot.opcode_translator.executor.variables.callable import MethodVariable, PartialVariable
 
-    MethodVariable.make_stringified_guard = check_guard(_method_guard)
-    PartialVariable.make_stringified_guard = object_equal_stringified_guard
+    patch.install("sot.MethodVariable.guard", MethodVariable, "make_stringified_guard",
+                  lambda guard: check_guard(_method_guard))
+    patch.install("sot.PartialVariable.guard", PartialVariable, "make_stringified_guard",
+                  lambda guard: _delegating(object_equal_stringified_guard))
 
 
 def one_call_in_graph(fn: Callable[..., Any]) -> Callable[..., Any]:

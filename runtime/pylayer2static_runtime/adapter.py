@@ -1,0 +1,74 @@
+"""`IrAdapter`: what `PyLayerOp` asks of an IR, one implementation per IR.
+
+`PirAdapter` (pir.py, paddle 3.x PIR `paddle.pir.Value`) and `LegacyAdapter` (legacy.py,
+the Program IR of paddle 2.6 and of 3.x with PIR off, `paddle.static.Variable`) differ in
+how `static_pylayer` takes inputs, carries saved tensors to backward and builds backward
+(with the op, or at autodiff time); op.py is written against this protocol only.
+"""
+from typing import Any, Callable, ContextManager, Dict, List, Optional, Protocol, Tuple
+
+import paddle
+
+
+class IrAdapter(Protocol):
+    """Per-op glue between `PyLayerOp` and one IR's `static_pylayer`."""
+
+    name: str
+    backward_built_with_forward: bool
+    """Backward is built with the op (legacy), not when autodiff asks for it (PIR)."""
+
+    def is_tensor(self, value: Any) -> bool:
+        """Whether `value` is a tensor of the program being built."""
+
+    def grad_enabled(self) -> bool:
+        """Whether the op is built where gradients are recorded."""
+
+    def same(self, a: Any, b: Any) -> bool:
+        """Whether two tensors are one."""
+
+    def own_gradient(self, value: Any, gradients: List[Any]) -> bool:
+        """Whether backward may return `value` as it is (no copy) as an input's gradient."""
+
+    def op_inputs(self, values: List[Any]) -> List[Any]:
+        """The op's inputs for the argument tensors `values`."""
+
+    def save(self, values: List[Any]) -> None:
+        """At the end of forward: carry `values` (ctx's tensors) to backward."""
+
+    def restore(self, count: int) -> List[Any]:
+        """At the start of backward: backward's view of the `count` carried values."""
+
+    def outputs_as_list(self, result: Any, count: int) -> List[Any]:
+        """`static_pylayer`'s result as a list of `count` outputs."""
+
+    def label(self, outputs: List[Any], cls: type, call: Tuple[Tuple[Any, ...], Dict[str, Any]]) -> None:
+        """Name `cls` on the op that made `outputs`; `call`, the call as written, is recorded
+        where an export can be trained after `jit.load` (reload.py)."""
+
+    def forward_only_backward(self, message: str, inputs: List[Any], needs_grad: bool) -> Optional[Callable[..., Any]]:
+        """The backward of a PyLayer without one (raising `message` when a gradient is asked)."""
+
+    def backward_semantics(self) -> ContextManager[Any]:
+        """The framework as backward's sub-block is built."""
+
+    def body_semantics(self) -> ContextManager[Any]:
+        """The framework as forward's or backward's sub-block is built."""
+
+    def foreign_value(self, values: List[Any]) -> Optional[Any]:
+        """A value backward's block reads, or returns, from another program, else None."""
+
+    def finish(self) -> None:
+        """After the op is built: clean up what building it left."""
+
+
+def adapter_for_program(inside_backward: bool) -> IrAdapter:
+    """The adapter of the program being built; `inside_backward`: the op is built inside
+    another op's backward."""
+    # paddle 3.3.1 / 2.6.2: `in_pir_mode()` is True while a PIR program is built.
+    if paddle.base.framework.in_pir_mode():
+        from .pir import PirAdapter
+
+        return PirAdapter(inside_backward=inside_backward)
+    from .legacy import LegacyAdapter
+
+    return LegacyAdapter()
