@@ -182,9 +182,11 @@ def _keep_shape_targets() -> None:
     patch.install("dy2static.shape_targets", TensorShapeTransformer, "visit_Attribute", _targets_as_written)
 
 
+@functools.lru_cache(maxsize=None)
 def parameter_recorder() -> Any:
     """The PIR module of dy2static's per-program records: paddle 3.3.1 keeps it in
-    jit/dy2static, 2.6.2 to 3.2.2 in jit/pir_dy2static."""
+    jit/dy2static, 2.6.2 to 3.2.2 in jit/pir_dy2static. Found once: on 2.6.2 the failed first
+    import searched the path again at every in-place map lookup (some 35 µs each)."""
     try:
         from paddle.jit.dy2static import parameter_recorder as module
     except ImportError:
