@@ -35,10 +35,15 @@ from . import patch
 
 
 def _class_attribute(self: Any, name: str) -> Any:
-    """`StaticPyLayer.__getattr__`: what normal lookup did not find is read from the class."""
+    """`StaticPyLayer.__getattr__`: what normal lookup did not find is made by the deferred
+    `__init__` (its converted forward and backward) or read from the class."""
     cls = self.__dict__.get("dyfunc_self")
     if cls is None or name.startswith("__") and name.endswith("__"):
         raise AttributeError(name)
+    if _PENDING_INIT in self.__dict__:
+        _run_pending_init(self)
+        if name in self.__dict__:
+            return self.__dict__[name]
     return getattr(cls, name)
 
 
@@ -102,28 +107,43 @@ def keep_kwdefaults(original: Callable[..., Any], converted: Any) -> Any:
 
 
 _CONVERSION_ERROR = "_p2s_conversion_error"
+_PENDING_INIT = "_p2s_pending_init"
 
 
-def _tolerant_init(init: Callable[..., None]) -> Callable[..., None]:
+def _deferred_init(init: Callable[..., None]) -> Callable[..., None]:
     """`StaticPyLayer.__init__` converts forward and backward at once (paddle 3.3.1 and
-    2.6.2), so merely naming a class whose forward dy2static cannot convert (a class-based
-    decorator, no source, a default naming a module global) fails converted code, even when the runtime, which builds the
-    class itself, is what applies it. The failure now waits for the wrapper's own `apply`."""
+    2.6.2), and `convert_load` makes one at every load of the class's name in converted code,
+    the transpiled `_p2s.apply(MyLayer, ...)` included, where the runtime builds the class
+    itself and only reads `dyfunc_self`: two conversions of dy2static's, never used, per
+    class and process (a third of the construction time of a one-layer model). So converting
+    waits for the first use of what it makes (the wrapper's own `apply`, or an attribute the
+    framework's `__init__` sets), and a failure (a class-based decorator, no source, a
+    default naming a module global) is raised there: merely naming a class whose forward
+    dy2static cannot convert no longer fails converted code."""
 
     @functools.wraps(init)
-    def tolerant(self: Any, dyfunc_self: Any) -> None:
-        try:
-            init(self, dyfunc_self)
-        except Exception as exc:  # noqa: BLE001 - kept and raised by the wrapper's `apply`
-            self.__dict__["dyfunc_self"] = dyfunc_self
-            self.__dict__[_CONVERSION_ERROR] = exc
+    def deferred(self: Any, dyfunc_self: Any) -> None:
+        self.__dict__["dyfunc_self"] = dyfunc_self
+        self.__dict__[_PENDING_INIT] = init
 
-    return tolerant
+    return deferred
+
+
+def _run_pending_init(self: Any) -> None:
+    """Run the framework's `__init__` deferred by `_deferred_init`, once; keep its failure."""
+    init = self.__dict__.pop(_PENDING_INIT, None)
+    if init is None:
+        return
+    try:
+        init(self, self.__dict__["dyfunc_self"])
+    except Exception as exc:  # noqa: BLE001 - kept and raised by the wrapper's `apply`
+        self.__dict__[_CONVERSION_ERROR] = exc
 
 
 def _deferred_apply(apply: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(apply)
     def checked(self: Any, *args: Any, **kwargs: Any) -> Any:
+        _run_pending_init(self)
         error = self.__dict__.get(_CONVERSION_ERROR)
         if error is not None:
             raise error
@@ -162,9 +182,11 @@ def _keep_shape_targets() -> None:
     patch.install("dy2static.shape_targets", TensorShapeTransformer, "visit_Attribute", _targets_as_written)
 
 
+@functools.lru_cache(maxsize=None)
 def parameter_recorder() -> Any:
     """The PIR module of dy2static's per-program records: paddle 3.3.1 keeps it in
-    jit/dy2static, 2.6.2 to 3.2.2 in jit/pir_dy2static."""
+    jit/dy2static, 2.6.2 to 3.2.2 in jit/pir_dy2static. Found once: on 2.6.2 the failed first
+    import searched the path again at every in-place map lookup (some 35 µs each)."""
     try:
         from paddle.jit.dy2static import parameter_recorder as module
     except ImportError:
@@ -217,9 +239,10 @@ def _forget_failed_builds() -> None:
 
 def install() -> None:
     """Make the framework's `StaticPyLayer` wrapper read the class's other attributes, serve
-    as a base class and tolerate a forward it cannot convert, dy2static's converted functions keep Python's
-    private-name mangling, (paddle 3.0, 3.1) keyword-only defaults and assignments to an
-    attribute named `shape`, and a failed build forget the records it left."""
+    as a base class and convert forward and backward only when used, dy2static's converted
+    functions keep Python's private-name mangling, (paddle 3.0, 3.1) keyword-only defaults
+    and assignments to an attribute named `shape`, and a failed build forget the records it
+    left."""
     from paddle.jit.dy2static.program_translator import FunctionCache
     from paddle.jit.dy2static.py_layer import StaticPyLayer
 
@@ -227,7 +250,7 @@ def install() -> None:
     _keep_shape_targets()
 
     patch.install("dy2static.StaticPyLayer.__getattr__", StaticPyLayer, "__getattr__", lambda absent: _class_attribute)
-    patch.install("dy2static.StaticPyLayer.__init__", StaticPyLayer, "__init__", _tolerant_init)
+    patch.install("dy2static.StaticPyLayer.__init__", StaticPyLayer, "__init__", _deferred_init)
     patch.install("dy2static.StaticPyLayer.apply", StaticPyLayer, "apply", _deferred_apply)
     patch.install("dy2static.StaticPyLayer.__mro_entries__", StaticPyLayer, "__mro_entries__", lambda absent: _as_base)
     patch.install("dy2static.FunctionCache._convert", FunctionCache, "_convert", _keeping_mangling)

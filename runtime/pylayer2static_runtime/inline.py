@@ -190,7 +190,11 @@ def short_circuit_pipes(block: Any) -> None:
     """Each stack whose one push and one pop are in one block, push first: the pop's
     results become the pushed values and the stack goes; a push nobody pops goes too."""
     stacks = []
-    for op in block.ops:
+    ops = block.ops
+    # Where each op of `block` is, listed once (not once per pipe): erasing the pushes and
+    # pops below keeps the others in their order, and each push or pop has one stack.
+    position = {op.id(): i for i, op in enumerate(ops)}
+    for op in ops:
         for inner in op.blocks():
             short_circuit_pipes(inner)
         if op.name() == "cf.stack_create":
@@ -206,8 +210,12 @@ def short_circuit_pipes(block: Any) -> None:
         push = pushes[0]
         if pops:
             pop = pops[0]
-            home = pop.get_parent_block()
-            if not 0 <= _index_in_block(push, home) < _index_in_block(pop, home):
+            if pop.id() in position:
+                push_first = 0 <= position.get(push.id(), -1) < position[pop.id()]
+            else:
+                home = pop.get_parent_block()
+                push_first = 0 <= _index_in_block(push, home) < _index_in_block(pop, home)
+            if not push_first:
                 continue
             for result, value in zip(pop.results(), push.operands_source()[1:]):
                 result.replace_all_uses_with(value)

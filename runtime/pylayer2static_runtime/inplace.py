@@ -27,6 +27,7 @@ import functools
 import os
 import re
 import sys
+import types
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import paddle
@@ -59,8 +60,10 @@ class _Body:
         self.same = same
 
 
+@functools.lru_cache(maxsize=None)
 def static_types() -> tuple:
-    """The classes of a static graph's tensors: the legacy IR's, and PIR's where it exists."""
+    """The classes of a static graph's tensors: the legacy IR's, and PIR's where it exists
+    (`import paddle` imports both: paddle 3.3.1 and 2.6.2 python/paddle/__init__.py)."""
     from paddle.base.framework import Variable
 
     kinds = [Variable]
@@ -214,19 +217,50 @@ def _follower(owner: Any, name: str, fn: Any, api: str, target_of: Callable[...,
     return known[1]
 
 
+class _LastSwaps:
+    """What `_swaps` last found, kept while the owners list the same names and hold the same
+    APIs: listing and filtering their names was most of the remaining cost of a body built."""
+
+    listings: List[List[List[str]]] = []
+    apis: List[Tuple[Any, str, Any]] = []  # (owner, name, the API found there)
+    swaps: List[Tuple[Any, str, Callable[..., Any]]] = []
+
+
+def _owners() -> List[Any]:
+    return list(static_types()) + [paddle, paddle.tensor, paddle.nn.functional]
+
+
+def _listing(owner: Any) -> List[List[str]]:
+    """What `dir(owner)` is made from, cheaper to make and to compare than its sorted result:
+    the names of a class and of its bases (`type.__dir__`), or of a module without a
+    `__dir__` of its own (`ModuleType.__dir__`); else `dir(owner)` itself."""
+    if isinstance(owner, type) and type(owner).__dir__ is type.__dir__:
+        return [list(vars(base)) for base in owner.__mro__]
+    if isinstance(owner, types.ModuleType) and "__dir__" not in vars(owner):
+        return [list(vars(owner))]
+    return [dir(owner)]
+
+
 def _swaps() -> List[Any]:
     """(owner, name, replacement) of every in-place API followed."""
-    swaps = []
-    for owner in list(static_types()) + [paddle, paddle.tensor, paddle.nn.functional]:
+    owners = _owners()
+    listings = [_listing(owner) for owner in owners]
+    if listings == _LastSwaps.listings and all(getattr(owner, name, None) is fn for owner, name, fn in _LastSwaps.apis):
+        return _LastSwaps.swaps
+    apis, swaps = [], []
+    for owner in owners:
         for name in dir(owner):
             if name.endswith("_") and not name.startswith("_") and name not in _NOT_FOLLOWED:
                 fn = getattr(owner, name, None)
                 if callable(fn) and not isinstance(fn, type):
+                    apis.append((owner, name, fn))
                     swaps.append((owner, name, _follower(owner, name, fn, name, _first)))
         if isinstance(owner, type):
             if not hasattr(owner, "zero_"):
                 swaps.append((owner, "zero_", _follower(owner, "zero_", _zero_, "zero_", _first)))
+    apis.append((paddle, "assign", paddle.assign))
     swaps.append((paddle, "assign", _follower(paddle, "assign", paddle.assign, "paddle.assign(..., output=)", _assign_output)))
+    _LastSwaps.listings, _LastSwaps.apis, _LastSwaps.swaps = listings, apis, swaps
     return swaps
 
 

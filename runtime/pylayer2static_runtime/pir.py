@@ -120,7 +120,9 @@ class PirAdapter:
             raise RuntimeError(
                 f"pylayer2static: expected {piped} saved values in the backward block, found {len(popped)}"
             )
-        parameters = _program_parameters()
+        # The program's parameters are listed (a walk over its global block) only when one is
+        # carried: once per backward built, that walk made building quadratic in program size.
+        parameters = _program_parameters() if piped < len(names) else {}
         it = iter(popped)
         return [next(it) if name is None else parameters[name] for name in names]
 
