@@ -51,13 +51,16 @@ class Passed:
     (None: positional), and how contract errors name it. Not a list or tuple, so a builder
     passes it on whole."""
 
-    __slots__ = ("value", "place", "keyword", "label")
+    __slots__ = ("value", "place", "keyword")
 
     def __init__(self, value: Any, place: int, keyword: Optional[str]) -> None:
         self.value = value
         self.place = place
         self.keyword = keyword
-        self.label = f"argument {place + 1}" if keyword is None else f"argument '{keyword}'"
+
+    @property
+    def label(self) -> str:
+        return f"argument {self.place + 1}" if self.keyword is None else f"argument '{self.keyword}'"
 
     def __repr__(self) -> str:
         return f"Passed({self.label}: {self.value!r})"
@@ -130,13 +133,15 @@ class CallLayout:
 
     def __init__(self, cls: type, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> None:
         self._args, self._kwargs = bind(cls, *_marked(tuple(args), dict(kwargs)))
-        passed = sorted((v for v in self._bound_values() if isinstance(v, Passed)), key=lambda p: p.place)
-        self._index = {id(p): k for k, p in enumerate(passed)}
-        self._keywords = [p.keyword for p in passed]
-        self.arguments: List[Any] = [p.value for p in passed]
+        self._passed = sorted((v for v in self._bound_values() if isinstance(v, Passed)), key=lambda p: p.place)
+        self._index = {id(p): k for k, p in enumerate(self._passed)}
+        self.arguments: List[Any] = [p.value for p in self._passed]
         """The passed arguments' values, in the order written."""
-        self.labels: List[str] = [p.label for p in passed]
+
+    @property
+    def labels(self) -> List[str]:
         """How contract errors name each of `arguments`."""
+        return [p.label for p in self._passed]
 
     def _bound_values(self) -> List[Any]:
         return list(self._args) + list(self._kwargs.values())
@@ -144,7 +149,7 @@ class CallLayout:
     def written_call(self, arguments: List[Any]) -> Tuple[Tuple[Any, ...], Dict[str, Any]]:
         """The call as written, `(args, kwargs)`, with the passed arguments taken from
         `arguments` (as `self.arguments`): how `apply` would make it again (reload.py)."""
-        named = list(zip(self._keywords, arguments))
+        named = [(p.keyword, value) for p, value in zip(self._passed, arguments)]
         return tuple(v for k, v in named if k is None), {k: v for k, v in named if k is not None}
 
     def forward_call(self, arguments: List[Any]) -> Tuple[Tuple[Any, ...], Dict[str, Any]]:

@@ -649,6 +649,20 @@ def write_package(pkg, text):
     return use
 
 
+def write_src_project(tmp, text):
+    """A project at tmp named pkg in the src layout (pyproject.toml, src/pkg as write_package
+    makes it); the path of use.py."""
+    with open(os.path.join(tmp, "pyproject.toml"), "w") as f:
+        f.write('[project]\nname = "pkg"\n')
+    return write_package(os.path.join(tmp, "src", "pkg"), text)
+
+
+def lint_codes(args, cwd=None):
+    """The codes `--lint --output-format json ARGS` reports for use.py."""
+    out = subprocess.run([BIN, "--lint", "--output-format", "json"] + args, capture_output=True, cwd=cwd).stdout
+    return [x["code"] for x in json.loads(out) if x["file"].endswith("use.py")]
+
+
 @test
 def a_pylayer_from_a_sibling_module_is_resolved():
     tmp = tempfile.mkdtemp(prefix="p2s-ws-")
@@ -670,8 +684,7 @@ def a_pylayer_from_a_sibling_module_is_resolved():
             d = open_doc(c, uri_of(use), text)
             notes = [x for x in d if x["code"] == "P2S300"]
             check(len(notes) == 1 and notes[0]["range"]["start"]["line"] == 7, "workspace: %r" % d)
-            cli = subprocess.run([BIN, "--lint", "--output-format", "json", tmp], capture_output=True).stdout
-            cli_codes = [x["code"] for x in json.loads(cli) if x["file"].endswith("use.py")]
+            cli_codes = lint_codes([tmp])
             check(cli_codes == [x["code"] for x in d], "tree mode agrees: %r" % cli_codes)
             pos = position_of(text, "Double.apply")
             r = c.request("textDocument/hover", {"textDocument": {"uri": uri_of(use)}, "position": pos})
@@ -701,20 +714,17 @@ def a_src_layout_project_names_modules_as_the_cli_does():
     the server, in tree mode from the root, and for the file alone, alike."""
     tmp = tempfile.mkdtemp(prefix="p2s-src-")
     try:
-        with open(os.path.join(tmp, "pyproject.toml"), "w") as f:
-            f.write('[project]\nname = "pkg"\n')
         text = "import paddle\nfrom pkg.ops import Double\n\n\ndef f(x, other):\n    y = Double.apply(x)\n    return other.apply(y)\n"
-        use = write_package(os.path.join(tmp, "src", "pkg"), text)
+        use = write_src_project(tmp, text)
         c = server()
         try:
             c.initialize(uri_of(tmp))
             d = open_doc(c, uri_of(use), text)
             notes = [x for x in d if x["code"] == "P2S300"]
             check(len(notes) == 1 and notes[0]["range"]["start"]["line"] == 6, "server: %r" % d)
-            for args in (["--lint", "--output-format", "json", tmp], ["--lint", "--output-format", "json", use]):
-                cli = subprocess.run([BIN] + args, capture_output=True, cwd=tmp).stdout
-                codes = [x["code"] for x in json.loads(cli) if x["file"].endswith("use.py")]
-                check(codes == [x["code"] for x in d], "%s agrees: %r" % (args[-1], codes))
+            for target in (tmp, use):
+                codes = lint_codes([target], cwd=tmp)
+                check(codes == [x["code"] for x in d], "%s agrees: %r" % (target, codes))
             r = c.request("textDocument/hover", {"textDocument": {"uri": uri_of(use)},
                                                  "position": position_of(text, "Double.apply")})
             value = r["result"]["contents"]["value"]
@@ -733,11 +743,9 @@ def a_sibling_modules_pylayer_has_its_arguments_checked_and_bound_in_the_hover()
     module name (pkg.ops, not src.pkg.ops)."""
     tmp = tempfile.mkdtemp(prefix="p2s-args-")
     try:
-        with open(os.path.join(tmp, "pyproject.toml"), "w") as f:
-            f.write('[project]\nname = "pkg"\n')
         text = ("import paddle\nfrom pkg.ops import Double\n\n\ndef f(x):\n    y = Double.apply(x, 3, 4)\n"
                 "    return Double.apply(x, k=5)\n")
-        use = write_package(os.path.join(tmp, "src", "pkg"), text)
+        use = write_src_project(tmp, text)
         c = server()
         try:
             c.initialize(uri_of(tmp))
@@ -745,8 +753,7 @@ def a_sibling_modules_pylayer_has_its_arguments_checked_and_bound_in_the_hover()
             errors = [x for x in d if x["code"] == "P2S111"]
             check(len(errors) == 1 and errors[0]["range"]["start"] == {"line": 5, "character": 27}
                   and "takes from 1 to 2 positional argument(s) but 3 were given" in errors[0]["message"], "server: %r" % d)
-            cli = subprocess.run([BIN, "--lint", "--output-format", "json", tmp], capture_output=True, cwd=tmp).stdout
-            cli_codes = [x["code"] for x in json.loads(cli) if x["file"].endswith("use.py")]
+            cli_codes = lint_codes([tmp], cwd=tmp)
             check(cli_codes == [x["code"] for x in d], "tree mode agrees: %r" % cli_codes)
             pos = position_of(text, "return Double.apply")
             pos["character"] += len("return ")
