@@ -1,5 +1,7 @@
 """Errors that name the user's PyLayer class and where it is defined."""
+import functools
 import inspect
+import sys
 from typing import Any, NoReturn, Optional
 
 
@@ -45,6 +47,36 @@ def contract_error(cls: type, message: str, method: Optional[str] = None) -> PyL
     if location:
         text += f" ({method} is defined at {location})"
     return PyLayerContractError(text)
+
+
+def _imported_class(path: str) -> Optional[type]:
+    """The class `module.qualname` names (as ops carry it), from a module already imported."""
+    parts = path.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        module = sys.modules.get(".".join(parts[:cut]))
+        if module is not None:
+            try:
+                return functools.reduce(getattr, parts[cut:], module)
+            except AttributeError:
+                return None
+    return None
+
+
+def aliased_write_error(class_path: str, argument: Optional[int], writer: str) -> PyLayerContractError:
+    """The error for a program that writes in place, after a call of PyLayer `class_path`,
+    the input `argument` (1-based; None: not an input) that forward returned as it is, or
+    that output; `writer` names the writing op."""
+    which = f"its input {argument}" if argument is not None else "a tensor it did not make"
+    message = (
+        f"forward returns {which} as it is, and the program writes it (or that output) in place after "
+        f"the call ({writer}); eager's output is then the input tensor itself, so the write changes both, "
+        "while a static graph's output is a tensor of its own, and the results would differ: return a "
+        "copy from forward (x.clone()), or write into a copy"
+    )
+    cls = _imported_class(class_path)
+    if cls is None:
+        return PyLayerContractError(f"PyLayer {class_path}: {message}")
+    return contract_error(cls, message, "forward")
 
 
 def reraise_with_user_lines(exc: BaseException) -> NoReturn:

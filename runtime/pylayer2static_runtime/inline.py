@@ -45,7 +45,7 @@ from typing import Any, Callable, Iterator, List, Optional, Set
 import paddle
 
 from . import patch, reload
-from .errors import PyLayerContractError
+from .errors import PyLayerContractError, aliased_write_error
 
 LOG = logging.getLogger("pylayer2static_runtime")
 
@@ -115,6 +115,62 @@ def _copies_of_outer(op: Any, body: Any, yielded: List[Any]) -> List[Any]:
         return result
     finally:
         paddle.pir.set_insertion_point(previous)
+
+
+def _writes_in_place(user: Any, value: Any) -> bool:
+    """Whether op `user` writes `value` in place: PIR's in-place ops (`..._`) write their
+    first operand, `assign_out_` (`paddle.assign(x, output=y)`) its second."""
+    if not is_in_place(user):
+        return False
+    written = 1 if user.name() == "pd_op.assign_out_" else 0
+    return user.num_operands() > written and user.operand_source(written).is_same(value)
+
+
+def _written_in_place_after(op: Any, values: List[Any]) -> Optional[Any]:
+    """An op that writes one of `values` in place after `op` (in `op`'s block after it, or
+    in a block inside a later op), or None."""
+    block = op.get_parent_block()
+    position = {other.id(): i for i, other in enumerate(block.ops)}
+    for value in values:
+        for user in value.all_used_ops():
+            if not _writes_in_place(user, value):
+                continue
+            outer = user
+            while outer is not None and outer.id() not in position:
+                outer = outer.get_parent_block().parent_op
+            if outer is None or position[outer.id()] > position[op.id()]:
+                return user
+    return None
+
+
+def refuse_aliased_writes(block: Any) -> None:
+    """Refuse a program that writes in place, after a PyLayer's call, an input its forward
+    returned as it is, or that output.
+
+    Eager's output is then the input tensor itself (paddle 3.3.1 and 2.6.2 eager PyLayer:
+    `y is x`), so such a write changes both; a static graph's output is a value of its own
+    (the pylayer op's result, a copy once inlined), so the results would differ silently.
+    Checked on programs before autodiff, for inference and for export: a pure static
+    program's optimizer writes parameters in place after every op, so the executor's copy is
+    not checked.
+    """
+    for op in block.ops:
+        for inner in op.blocks():
+            refuse_aliased_writes(inner)
+        if op.name() != PYLAYER or not op.has_attr(CLASS_ATTR) or _why_kept(op):
+            continue
+        body = _body(op)
+        inside = _op_ids(body)
+        operands = op.operands_source()
+        for result, value in zip(op.results(), body.ops[-1].operands_source()):
+            made = value.get_defining_op() if value.initialized() else None
+            if not value.initialized() or (made is not None and made.id() in inside):
+                continue
+            writer = _written_in_place_after(op, [value, result])
+            if writer is None:
+                continue
+            index = next((k for k, operand in enumerate(operands) if operand.is_same(value)), None)
+            raise aliased_write_error(op.str_attr(CLASS_ATTR), None if index is None else index + 1, writer.name())
 
 
 def _why_kept(op: Any) -> str:
@@ -406,6 +462,7 @@ def _after_append_backward(append_backward: Callable[..., Any]) -> Callable[...,
         training = args[0] if args else kwargs["train_runnable_program"]
         reload.rebuild_calls(training)
         _refuse_inlined_training(training)
+        refuse_aliased_writes(training.program.global_block())
         runnable = append_backward(self, *args, **kwargs)
         _inline_runnable(runnable)
         return runnable
@@ -418,6 +475,7 @@ def _inlining_infer_hook(hook_base: type) -> type:
         """`after_infer`: the inference program with its pylayer ops inlined."""
 
         def after_infer(self, infer_program: Any) -> Any:
+            refuse_aliased_writes(infer_program.program.global_block())
             _inline_runnable(infer_program)
             infer_program.forward_range = (0, len(infer_program.program.global_block().ops))
             return infer_program

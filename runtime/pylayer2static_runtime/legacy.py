@@ -10,14 +10,14 @@ block finds them in the forward block's step scope).
 import contextlib
 import functools
 import logging
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
 
 import paddle
 from paddle.base import core
 from paddle.base.framework import Operator, Parameter, Variable  # paddle 2.6.2 (also 3.3.1 with PIR off)
 
 from . import patch
-from .errors import PyLayerContractError
+from .errors import PyLayerContractError, aliased_write_error
 
 LOG = logging.getLogger("pylayer2static_runtime")
 CLASS_ATTR = "p2s_pylayer"
@@ -244,6 +244,7 @@ def _keeping_block_ids(normalize: Callable[..., Any]) -> Callable[..., Any]:
         with patch.swapped("legacy.Program.clone", paddle.static.Program, "clone", clone_keeping_block_ids):
             normalized = normalize(*args, **kwargs)
         _keep_sub_block_variables(args[0], normalized)
+        refuse_aliased_writes(normalized)
         inline_pylayers(normalized)
         return normalized
 
@@ -298,14 +299,16 @@ def _child_blocks(program: Any, op: Any) -> List[Any]:
     return blocks
 
 
-def _inline(global_block: Any, index: int) -> bool:
+def _inline(global_block: Any, index: int, copies: Set[str]) -> bool:
     """Replace the pylayer op at `index` by its forward block's ops (which write its outputs
-    themselves, with `assign`); the block is left empty. False (and a debug log) if it must stay."""
+    themselves, with `assign`); the block is left empty. Its inputs, `op_inputs`' copies but
+    for a variable that stops gradient, join `copies`. False (and a debug log) if it must stay."""
     op = global_block.ops[index]
     why = _why_kept(global_block, op)
     if why:
         LOG.debug("pylayer op kept (%s): %s", why, op)
         return False
+    copies.update(op.input("Input"))
     body = global_block.program.block(op._blocks_attr_ids("blocks")[0])
     scopes = op.output("Scope")
     for var in list(body.vars.values()):
@@ -347,15 +350,116 @@ def inline_pylayers(program: Any) -> int:
     """
     block = program.global_block()
     count = index = 0
+    copies: Set[str] = set()
     while index < len(block.ops):
         op = block.ops[index]
-        if op.type == "pylayer" and _inline(block, index):
+        if op.type == "pylayer" and _inline(block, index, copies):
             count += 1
             continue
         index += 1
     if count:
-        LOG.debug("inlined %d pylayer op(s) of an export", count)
+        dropped = _drop_copies(program, copies)
+        LOG.debug("inlined %d pylayer op(s) of an export, dropped %d copies", count, dropped)
     return count
+
+
+def _writers(program: Any) -> Dict[str, List[Tuple[int, int]]]:
+    """Each variable name's writers, as (block index, op index)."""
+    writers: Dict[str, List[Tuple[int, int]]] = {}
+    for block in program.blocks:
+        for at, op in enumerate(block.ops):
+            for name in op.output_arg_names:
+                writers.setdefault(name, []).append((block.idx, at))
+    return writers
+
+
+def _read_elsewhere(program: Any) -> Set[str]:
+    """The names read by a sub-block's op or fetched (the export's outputs keep their names)."""
+    names: Set[str] = set()
+    for block in program.blocks:
+        for op in block.ops:
+            if block.idx != 0 or op.type == "fetch":
+                names.update(op.input_arg_names)
+    return names
+
+
+def _drop_copies(program: Any, copies: Set[str]) -> int:
+    """Drop the `assign`s of an inlined export that only copied a value: an input's copy
+    (`op_inputs`, `copies`) and a forward block's copy into the op's output. Their readers
+    read the original instead. A copy stays where it keeps a value apart: the original is
+    written after it, the copy is written again or read by a sub-block, or it is fetched.
+    Numbers do not change; each copy cost the predictor an op per call (paddle 2.6.2 has no
+    pass that removes an `assign`)."""
+    block = program.global_block()
+    writers = _writers(program)
+    elsewhere = _read_elsewhere(program)
+    renames: Dict[str, str] = {}
+    dropped: List[int] = []
+    for at, op in enumerate(block.ops):
+        for name in op.input_arg_names:
+            if name in renames:
+                op._rename_input(name, renames[name])
+        if op.type != "assign" or not (op.output("Out")[0] in copies or op.has_attr(CLASS_ATTR)):
+            continue
+        source, copy = op.input("X")[0], op.output("Out")[0]
+        later_writes = [w for w in writers.get(source, []) if w[0] != 0 or w[1] > at]
+        var = block._find_var_recursive(copy)
+        if (source == copy or later_writes or writers.get(copy) != [(0, at)] or copy in elsewhere
+                or var is None or var.persistable):
+            continue
+        renames[copy] = source
+        dropped.append(at)
+    for at in reversed(dropped):
+        block._remove_op(at)
+    for name in renames:
+        block._remove_var(name)
+    return len(dropped)
+
+
+def _writes(op: Any, names: Set[str]) -> bool:
+    """Whether `op` writes one of `names` in place, as eager runs it: `set_value` (`x[i] = v`,
+    out of place in this IR, in place in eager) or an op whose output is its input."""
+    if op.type == "set_value":
+        return bool(names.intersection(op.input("Input")))
+    return bool(names.intersection(op.input_arg_names).intersection(op.output_arg_names))
+
+
+def refuse_aliased_writes(program: Any) -> None:
+    """Refuse a program that writes in place, after a PyLayer's call, an input its forward
+    returned as it is, or that output (inline.refuse_aliased_writes, the same on PIR).
+
+    The op's input is `op_inputs`' copy of the variable passed, and forward's block copies
+    what it returns into the op's output (`assign`): a write of either, or of the variable
+    passed, after the op reaches the other in eager, where the output is the input itself.
+    """
+    block = program.global_block()
+    ops = block.ops
+    copied_from = {op.output("Out")[0]: op.input("X")[0] for op in ops if op.type == "assign"}
+    for at, op in enumerate(ops):
+        ids = op._blocks_attr_ids("blocks") if op.type == "pylayer" and op.has_attr(CLASS_ATTR) else []
+        if not ids:
+            continue
+        inputs, outputs = op.input("Input"), op.output("Out")
+        for inner in program.block(ids[0]).ops:
+            if inner.type != "assign" or inner.input("X")[0] not in inputs or inner.output("Out")[0] not in outputs:
+                continue
+            given = inner.input("X")[0]
+            names = {given, copied_from.get(given, given), inner.output("Out")[0]}
+            writer = next((later for later in ops[at + 1:] if _writes(later, names)), None)
+            if writer is not None:
+                raise aliased_write_error(op.attr(CLASS_ATTR), inputs.index(given) + 1, writer.type)
+
+
+def _checking_aliased_writes(init: Callable[..., Any]) -> Callable[..., Any]:
+    """`PartialProgramLayer.__init__` (paddle 2.6.2 jit/dy2static/partial_program.py), which
+    gets to_static's forward program before training or inference uses it, then the check."""
+
+    @functools.wraps(init)
+    def init_checked(self: Any, main_program: Any, *args: Any, **kwargs: Any) -> None:
+        refuse_aliased_writes(main_program)
+        init(self, main_program, *args, **kwargs)
+
+    return init_checked
 
 
 def _inlined_classes(program_desc: Any) -> List[str]:
@@ -399,8 +503,11 @@ def install() -> None:
     list keeps its blocks and every id keeps naming its block.
     """
     from paddle.jit import translated_layer
+    from paddle.jit.dy2static import partial_program
     from paddle.static import io
 
     patch.install("legacy.io.normalize_program", io, "normalize_program", _keeping_block_ids)
+    patch.install("legacy.PartialProgramLayer.__init__", partial_program.PartialProgramLayer, "__init__",
+                  _checking_aliased_writes)
     patch.install("legacy.refuse_inlined_training", translated_layer._ProgramHolder, "_append_backward_desc",
                   _refusing_inlined_training)

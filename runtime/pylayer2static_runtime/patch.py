@@ -36,6 +36,9 @@ PATCHES: Dict[str, Patch] = {
     "legacy.io.normalize_program": Patch(
         "paddle.static.io.normalize_program", "legacy.py", "process",
         f"{_BOTH} python/paddle/static/io.py `normalize_program`"),
+    "legacy.PartialProgramLayer.__init__": Patch(
+        "paddle.jit.dy2static.partial_program.PartialProgramLayer.__init__", "legacy.py", "process",
+        f"{_BOTH} python/paddle/jit/dy2static/partial_program.py (to_static's forward program, legacy IR)"),
     "collectives.all_gather_in_static_mode": Patch(
         "paddle.distributed.communication.stream.all_gather._all_gather_in_static_mode", "collectives.py", "process",
         "paddle 3.3.1 python/paddle/distributed/communication/stream/all_gather.py"),

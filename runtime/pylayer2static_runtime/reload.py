@@ -226,6 +226,7 @@ def inline_export(program: Any) -> int:
     """`inline.inline_pylayers` for an export, each top-level call's run of ops marked and
     its record kept for `save_inference_model_pir` (`_Exporting`); the number inlined."""
     block = program.global_block()
+    inline.refuse_aliased_writes(block)
     calls = []
     count = 0
     for op in [op for op in block.ops if op.name() == inline.PYLAYER]:

@@ -162,6 +162,29 @@ def test_eager_only_code_is_refused_at_the_user_line(case: str, cls: str, text: 
     assert message in text_of_error
 
 
+@pytest.mark.parametrize("mode", ("to_static", "jit_save"))
+def test_in_place_write_of_a_passed_through_input_is_refused(mode: str, transpile) -> None:
+    """Forward returns an input as it is and the model writes that input in place afterwards:
+    eager's output is the input itself, a static graph's a copy, so the values would differ.
+    Refused with the class and its forward, before training, inference or export use the
+    program."""
+    path, module = _load("aliased_inplace", transpile)
+    text = str(_run(module, mode))
+    assert f"PyLayer PassThroughScale ({path}:{_line_of(path, 'class PassThroughScale(PyLayer):')})" in text, text
+    assert "forward returns its input 1 as it is, and the program writes it (or that output) in place" in text, text
+    assert f"(forward is defined at {path}:{_line_of_def(path, 'PassThroughScale', 'forward')})" in text, text
+
+
+def test_eager_aliases_a_passed_through_input() -> None:
+    """What the refusal protects: eager's pass-through output is the input tensor itself."""
+    module = harness.load_module(os.path.join(ERRORS_DIR, "aliased_inplace.py"), "e2e_errors_eager_aliased")
+    x = paddle.randn([3, 4])
+    x.stop_gradient = False
+    h = x * 2.0  # not a leaf: eager refuses to alias a leaf that needs a gradient
+    kept, _ = module.PassThroughScale.apply(h, x)
+    assert kept is h
+
+
 @pytest.mark.parametrize("case", [c[0] for c in LOUD_AT_THE_LINE])
 def test_eager_runs_what_is_refused(case: str) -> None:
     """The refused programs are right in eager mode: the refusal is the static graph's."""

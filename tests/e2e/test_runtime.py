@@ -139,3 +139,38 @@ def test_a_loaded_export_runs(transpile) -> None:
     loaded_result, predicted = harness.run_jit_save(module, state)
     harness.assert_same(loaded_result, harness.run_eager(module, state), with_grads=False)
     assert predicted.pylayer_ops == 0
+
+
+def _exported_assigns(module, state, prefix: str) -> int:
+    """`assign` ops in the inference program `paddle.jit.save` writes for `module`."""
+    import paddle
+
+    model = harness._model(module, state)
+    model.eval()
+    paddle.jit.save(model, prefix, input_spec=harness._input_spec(module))
+    paddle.enable_static()
+    try:
+        program, _, _ = paddle.static.load_inference_model(prefix, paddle.static.Executor(paddle.CPUPlace()))
+        return sum(op.type == "assign" for block in program.blocks for op in block.ops)
+    finally:
+        paddle.disable_static()
+
+
+@pytest.mark.skipif(harness.PIR, reason="a PIR export holds no copies (inline.py)")
+@pytest.mark.parametrize("name", ["aliasing", "real_lora_quick", "inplace_writes"])
+def test_a_legacy_export_drops_the_copies_it_does_not_need(transpile, monkeypatch, tmp_path, name) -> None:
+    """The legacy IR's pylayer op takes a copy of each input (`op_inputs`) and its forward
+    block copies what it returns into the op's outputs; an inlined export drops those copies
+    (`legacy._drop_copies`), and loaded and predicted outputs still equal eager."""
+    from pylayer2static_runtime import legacy
+
+    module = harness.load_module(transpile(case(name)), f"e2e_runtime_copies_{name}")
+    state = harness.reference_state(module)
+    with monkeypatch.context() as kept:
+        kept.setattr(legacy, "_drop_copies", lambda program, copies: 0)
+        with_copies = _exported_assigns(module, state, str(tmp_path / "with_copies"))
+    without = _exported_assigns(module, state, str(tmp_path / "without"))
+    assert without < with_copies
+    expected = harness.run_eager(module, state)
+    for result in harness.run_jit_save(module, state):
+        harness.assert_same(result, expected, with_grads=False, tol=harness.tolerance(module))
