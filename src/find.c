@@ -64,6 +64,7 @@ typedef struct {
     Array(size_t) class_outer;     /* class index -> the scope its name is bound in */
     Array(Candidate) candidates;
     Array(TSNode) alias_values;
+    bool records_misses;           /* false while a phase whose misses the run never reads */
 } Finder;
 
 typedef enum { MEANING_NONE, MEANING_QUAL, MEANING_CLASS } MeaningKind;
@@ -533,7 +534,8 @@ static bool find__is_external(const Finder *f, const Meaning *m)
     if (p2s_externals_get(f->module->external, m->qual, n))
         return true;
     /* Should another module turn out to export this name, this one must be found again. */
-    p2s_nameset_add(&f->out->misses, m->qual, n);
+    if (f->records_misses)
+        p2s_nameset_add(&f->out->misses, m->qual, n);
     return false;
 }
 
@@ -899,7 +901,8 @@ static bool find__is_instance_of_local_class(const Finder *f, TSNode object, siz
 
 static void find__resolve_sites(Finder *f)
 {
-    bool uses_pylayer = find__uses_pylayer(f);
+    /* Read only for a call of no known class: its imports are looked up only then. */
+    enum { UNKNOWN, NO, YES } uses_pylayer = UNKNOWN;
     for (size_t i = 0; i < f->candidates.size; i++) {
         const Candidate *c = &f->candidates.contents[i];
         if (find__is_assignment_target(c->attribute, c->parent))
@@ -912,8 +915,10 @@ static void find__resolve_sites(Finder *f)
          * its own: left alone. */
         /* The runtime's own `_p2s.apply` (this tool's output) is no PyLayer call either. */
         bool runtime = m.kind == MEANING_QUAL && strcmp(m.qual, "pylayer2static_runtime") == 0;
-        bool dynamic = !local && !external && !runtime && uses_pylayer && m.kind != MEANING_CLASS &&
-                       !find__is_instance_of_local_class(f, object, c->scope);
+        bool unknown = !local && !external && !runtime && m.kind != MEANING_CLASS;
+        if (unknown && uses_pylayer == UNKNOWN)
+            uses_pylayer = find__uses_pylayer(f) ? YES : NO;
+        bool dynamic = unknown && uses_pylayer == YES && !find__is_instance_of_local_class(f, object, c->scope);
         if (local || external || dynamic) {
             find__note_external(f, &m);
             P2sApplySite site = {0};
@@ -1019,6 +1024,7 @@ void p2s_find(const P2sSource *src, TSTree *tree, const P2sRules *rules, const P
     f.rules = rules;
     f.module = module;
     f.out = out;
+    f.records_misses = true;
     out->already_transpiled = p2s_untranspile_has_marker(src);
     TSNode root = ts_tree_root_node(tree);
     size_t module_scope = find__new_scope(&f, SCOPE_MODULE, root, FIND_NO_SCOPE);
@@ -1032,7 +1038,10 @@ void p2s_find(const P2sSource *src, TSTree *tree, const P2sRules *rules, const P
         }
     }
     find__inherit_as_written(&f);
+    P2sModuleRead read = module ? module->read : P2S_READ_ALL;
+    f.records_misses = read != P2S_READ_EXPORTS;
     find__resolve_sites(&f);
+    f.records_misses = read != P2S_READ_SITES;
     find__exports(&f);
     find__runtime_import_point(&f, root);
     /* The findings outlive the scopes (check and plan read them): no spare capacity. */

@@ -54,12 +54,21 @@ typedef struct {
                                  unresolved where such a class may reach it (set by check.c) */
 } P2sApplySite;
 
+/* What a run reads of a module's findings: which names it missed are worth reading other
+ * modules for (P2sFindings.misses). */
+typedef enum {
+    P2S_READ_ALL,       /* rewritten, and other modules import it (a tree, the language server) */
+    P2S_READ_SITES,     /* the lone file being rewritten: nothing reads its exports */
+    P2S_READ_EXPORTS,   /* a module a lone file reached: only its exports are read */
+} P2sModuleRead;
+
 /* Where a file sits in a source tree: for relative imports, and for PyLayers that other
  * modules define (tree mode). */
 typedef struct {
     const char *name;                 /* dotted module name; a package's __init__ is the package */
     bool is_package;
     const P2sExternals *external;     /* PyLayer classes of other modules; may be NULL */
+    P2sModuleRead read;
 } P2sModule;
 
 typedef enum {
@@ -81,7 +90,8 @@ typedef struct {
     P2sStrings externals_used;        /* qualified names of other modules' PyLayers this one uses */
     P2sSignatures external_signatures;  /* owned copies the external sites point to */
     P2sNameSet misses;                /* tree mode: qualified names looked up as other modules'
-                                         PyLayers and not found (yet) */
+                                         PyLayers and not found (yet), where the module's
+                                         P2sModuleRead needs them */
     bool already_transpiled;          /* the file ends with this tool's marker */
     size_t runtime_import_at;         /* byte offset where the runtime import goes */
     P2sImportPlacement runtime_import;

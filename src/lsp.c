@@ -256,7 +256,7 @@ static void lsp__check_kept(const LspDoc *d)
     unit.lint_only = true;
     P2sTranspileStatus status = p2s_unit_parse(&unit);
     if (status == P2S_TRANSPILE_OK) {
-        P2sModule module = {d->module, d->is_package, d->ws ? &d->ws->external : NULL};
+        P2sModule module = {d->module, d->is_package, d->ws ? &d->ws->external : NULL, P2S_READ_ALL};
         p2s_unit_find(&unit, d->rules, d->module ? &module : NULL);
         status = p2s_unit_finish(&unit, d->rules);
     }
@@ -322,7 +322,7 @@ static void lsp__analyze(LspDoc *d, bool full)
     if (d->status == P2S_TRANSPILE_OK && !full && lsp__keep_diagnostics(d, edited)) {
         d->stale_findings = true;
     } else if (d->status == P2S_TRANSPILE_OK) {
-        P2sModule module = {d->module, d->is_package, d->ws ? &d->ws->external : NULL};
+        P2sModule module = {d->module, d->is_package, d->ws ? &d->ws->external : NULL, P2S_READ_ALL};
         p2s_unit_find(&d->unit, d->rules, d->module ? &module : NULL);
         d->status = p2s_unit_finish(&d->unit, d->rules);
     }

@@ -171,7 +171,7 @@ static void ws__analyze(P2sWorkspace *self, P2sWsModule *m, const P2sRules *rule
         P2sUnit unit;
         p2s_unit_init(&unit, &src);
         if (p2s_unit_parse(&unit) == P2S_TRANSPILE_OK) {
-            P2sModule module = {m->module, m->is_package, &self->external};
+            P2sModule module = {m->module, m->is_package, &self->external, P2S_READ_ALL};
             p2s_unit_find(&unit, rules, &module);
             m->exports = unit.found.exports;
             m->export_targets = unit.found.export_targets;

@@ -35,6 +35,7 @@ typedef struct {
     P2sTranspileStatus status;
     char *module;
     bool is_package;
+    P2sModuleRead read;         /* a lone file's run: the file, or a module it reached */
     bool parked;                /* tree dropped: kept are the misses and exports below */
     bool rewrites;              /* has PyLayers or apply sites: parked only for memory, parsed
                                    again when it is finished */
@@ -300,7 +301,7 @@ static void tree__module_name(const Tree *t, Entry *e)
 
 static P2sModule tree__module(const Tree *t, const Entry *e)
 {
-    P2sModule m = {e->module, e->is_package, &t->external};
+    P2sModule m = {e->module, e->is_package, &t->external, e->read};
     return m;
 }
 
@@ -971,6 +972,7 @@ static bool tree__add_one_reached(void *arg, const char *name, size_t n)
         Entry *added = tree__add_entry(r->t, path, true, stat(path, &st) == 0 ? st.st_size : 0);
         added->module = p2s_strndup(name, n);
         added->is_package = is_package;
+        added->read = P2S_READ_EXPORTS;
         p2s_free(path);
     }
     return true;
@@ -1056,6 +1058,7 @@ void p2s_tree_context(const P2sOptions *opts, const P2sRules *rules, const P2sPr
     Entry *named = tree__add_entry(&t, path, true, (off_t)src->len);
     named->module = p2s_strdup(ctx->module);
     named->is_package = ctx->is_package;
+    named->read = P2S_READ_SITES;
     p2s_source_from_bytes(&named->src, src->name, src->bytes, src->len);
     named->read_ok = true;
 

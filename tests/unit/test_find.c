@@ -6,7 +6,10 @@
 #include <cmocka.h>
 #include <string.h>
 
+#include <stdlib.h>
+
 #include "alloc.h"
+#include "externals.h"
 #include "find.h"
 #include "parse.h"
 
@@ -124,12 +127,91 @@ static void test_find_recognises_its_own_marker(void **state)
     p2s_strbuf_release(&err);
 }
 
+/* Which imports a module's findings send a lone file's run to read (P2sFindings.misses),
+ * by what the run reads of the module. */
+typedef struct {
+    const char *name;
+    P2sModuleRead read;
+    const char *source;
+    const char *misses;     /* sorted, comma-separated */
+} MissCase;
+
+#define MISS_IMPORTS "import paddle\nfrom pkg.base import Base\nfrom pkg.layers import Q\nfrom pkg import unused\n" \
+                     "class Mine(Base):\n    pass\n"
+#define MISS_ALL "paddle,pkg.base.Base,pkg.layers.Q,pkg.unused"
+
+static const MissCase miss_cases[] = {
+    {"lone_file_reads_for_its_bases", P2S_READ_SITES, MISS_IMPORTS, "pkg.base.Base"},
+    {"lone_file_exports_unread", P2S_READ_SITES, "from pkg.layers import Q\nfrom pkg import unused\n", ""},
+    /* a call of a class not found yet may be of any import's PyLayer (a dynamic site) */
+    {"lone_file_unknown_callee", P2S_READ_SITES, MISS_IMPORTS "def f(x):\n    return Q.apply(x)\n", MISS_ALL},
+    {"reached_module_reads_for_its_exports", P2S_READ_EXPORTS, MISS_IMPORTS, MISS_ALL},
+    {"reached_module_calls_unread", P2S_READ_EXPORTS,
+     "def f(x):\n    from pkg.layers import Q\n    return Q.apply(x)\n", ""},
+    {"tree_reads_all", P2S_READ_ALL, MISS_IMPORTS, MISS_ALL},
+};
+
+static int compare_names(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void run_miss_case(const MissCase *c)
+{
+    P2sSource src;
+    P2sDiagSink sink;
+    P2sRules rules;
+    P2sStrbuf err, got;
+    P2sFindings found;
+    P2sExternals none;
+    p2s_strbuf_init(&err);
+    p2s_strbuf_init(&got);
+    p2s_diag_sink_init(&sink);
+    p2s_externals_init(&none);
+    assert_int_equal(p2s_rules_load_default(&rules, &err), 0);
+    p2s_source_from_bytes(&src, c->name, c->source, strlen(c->source));
+    TSTree *tree = p2s_parse(&src, &sink);
+    assert_int_equal(sink.errors, 0);
+    P2sModule module = {"pkg.model", false, &none, c->read};
+    p2s_find(&src, tree, &rules, &module, &found);
+    const char **names = p2s_calloc(found.misses.size + 1, sizeof *names);
+    size_t n = 0;
+    for (size_t s = 0; s < found.misses.capacity; s++)
+        if (found.misses.slots[s].name)
+            names[n++] = found.misses.slots[s].name;
+    qsort(names, n, sizeof *names, compare_names);
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            p2s_strbuf_addch(&got, ',');
+        p2s_strbuf_add(&got, names[i], strlen(names[i]));
+    }
+    if (strcmp(got.buf, c->misses) != 0)
+        fail_msg("%s: misses '%s' (want '%s')", c->name, got.buf, c->misses);
+    p2s_free(names);
+    p2s_findings_release(&found);
+    ts_tree_delete(tree);
+    p2s_source_release(&src);
+    p2s_rules_release(&rules);
+    p2s_externals_release(&none);
+    p2s_diag_sink_release(&sink);
+    p2s_strbuf_release(&err);
+    p2s_strbuf_release(&got);
+}
+
+static void test_find_misses_only_what_the_run_reads(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof miss_cases / sizeof miss_cases[0]; i++)
+        run_miss_case(&miss_cases[i]);
+}
+
 int main(void)
 {
     p2s_alloc_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_find_resolves_pylayers_through_imports_and_scopes),
         cmocka_unit_test(test_find_recognises_its_own_marker),
+        cmocka_unit_test(test_find_misses_only_what_the_run_reads),
     };
     return cmocka_run_group_tests_name("find", tests, NULL, NULL);
 }
