@@ -118,12 +118,11 @@ def _copies_of_outer(op: Any, body: Any, yielded: List[Any]) -> List[Any]:
 
 
 def _writes_in_place(user: Any, value: Any) -> bool:
-    """Whether op `user` writes `value` in place: PIR's in-place ops (`..._`) write their
-    first operand, `assign_out_` (`paddle.assign(x, output=y)`) its second."""
-    if not is_in_place(user):
-        return False
-    written = 1 if user.name() == "pd_op.assign_out_" else 0
-    return user.num_operands() > written and user.operand_source(written).is_same(value)
+    """Whether op `user` writes `value` in place: one of the operands its in-place map
+    names (paddle 3.x `core.pir.get_op_inplace_info`, {result: operand}, as dy2static's
+    program_translator.py reads it; `batch_norm_` writes its mean and variance, not x)."""
+    written = paddle.core.pir.get_op_inplace_info(user).values()
+    return any(user.operand_source(index).is_same(value) for index in written)
 
 
 def _written_in_place_after(op: Any, values: List[Any]) -> Optional[Any]:

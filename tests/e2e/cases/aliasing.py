@@ -2,6 +2,7 @@
 for two arguments (a gated residual `Gate.apply(h, h)`), forward returning one of its inputs
 unchanged next to a computed output (a pass-through of the residual stream), the same
 computed tensor returned twice (eager: one tensor, whose gradient goes to its last place),
+the passed-through output normalized by a BatchNorm (an in-place op, of its statistics only),
 and an output that is a reshape of an input, its shape kept as `ctx.shape = x.shape` (which
 dy2static's shape rewrite turned into `_jst.Shape(ctx) = ...`, a SyntaxError)."""
 import paddle
@@ -60,11 +61,13 @@ class Model(paddle.nn.Layer):
     def __init__(self):
         super().__init__()
         self.linear = paddle.nn.Linear(4, 3)
+        self.norm = paddle.nn.BatchNorm1D(3, use_global_stats=True)  # the same in training and eval
 
     def forward(self, x):
         h = self.linear(x)
         gated = Gate.apply(h, h)
         residual, y = PassThrough.apply(gated, h)
+        residual = self.norm(residual)  # batch_norm_ writes its statistics in place, not residual
         a, b = Twice.apply(y)
         flat = Flatten.apply(residual + a)
         return flat, b * 0.5
