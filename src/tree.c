@@ -65,6 +65,8 @@ typedef struct {
     struct stat out_stat;
     bool out_exists;
     atomic_size_t kept_bytes;   /* source bytes of the modules whose trees are kept */
+    bool outputs_unwanted;      /* a lone file's context: modules are finished for their
+                                   diagnostics' verdicts (exports left as written) only */
     P2sOutputBatch batch;
     bool input_error, io_error, internal_error, stale;
 } Tree;
@@ -502,6 +504,7 @@ static void tree__resolve_across_modules(Tree *t, unsigned jobs)
 static void tree__finish(Tree *t, Entry *e)
 {
     e->unit.drop_tree_when_verified = !t->opts->list;
+    e->unit.lint_only = t->outputs_unwanted;  /* no emit, no verification */
     e->status = p2s_unit_finish(&e->unit, t->rules);
     const P2sFindings *found = &e->unit.found;
     p2s_strings_release(&e->as_written);
@@ -1050,6 +1053,7 @@ void p2s_tree_context(const P2sOptions *opts, const P2sRules *rules, const P2sPr
     t.src_root = p2s_strdup("");
     t.out_root = p2s_strdup("");
     t.package_prefix = p2s_strdup("");
+    t.outputs_unwanted = true;  /* the siblings are never written, the file is finished after */
     p2s_externals_init(&t.external);
     p2s_output_batch_init(&t.batch);
     P2sNameSet tried;
