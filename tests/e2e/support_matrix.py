@@ -514,6 +514,16 @@ case links to its test.
   into an argument of `apply` or a parameter (`inplace_into_argument`), which eager makes
   visible to the caller and a static graph cannot. `x.fill_()` has no static form and stays
   the framework's AttributeError at the user's line.
+- **Forward returns an input as it is, and the model writes it in place afterwards**
+  (`tests/e2e/errors/aliased_inplace.py`: a residual passed through, then `h[0] = 0.0`): eager's
+  output is then the input tensor itself (`kept is h`, its "inplace strategy"), so the write
+  changes both; a static graph's output is a tensor of its own (the op's result, a copy once
+  inlined), the framework's `to_static` too, so the results would differ silently. Refused
+  before to_static trains or infers with the program and when it is exported, on both IRs, with a
+  `PyLayerContractError` naming the class, its forward's line, the input and the writing op,
+  and saying to return `x.clone()` (which makes eager copy too). Not checked in a pure static
+  program, whose optimizer writes parameters in place after every op; there the static
+  graph's copy stands.
 - **Eager-only code in a body**: `isinstance(o, paddle.Tensor)` is True for the static values
   forward and backward get, as in eager (`real_noop_save_inputs`; paddle's own code still
   sees the real class); `x.numpy()` (dy2static silently deletes the call), `.item()`,
