@@ -36,7 +36,9 @@ the same values. A pylayer op that cannot be inlined as it is (a sub-block with 
 a yield that does not match its results) is kept, and why is logged at debug level
 (`logging.getLogger("pylayer2static_runtime")`). A forward that returns one of its
 inputs as it is gets a copy in its place (`assign`), as the op's output was a tensor of its
-own that later in-place writes could not reach the input through.
+own that later in-place writes could not reach the input through. Eager's output is the input
+itself there, so a program that writes either in place after the call is refused before it is
+trained, run for inference or exported (`refuse_aliased_writes`).
 """
 import functools
 import logging
