@@ -60,38 +60,56 @@ static const FindCase cases[] = {
      "def f():\n    class A(PyLayer):\n        pass\n    return A\n", "A", 0},
 };
 
-static void run_case(const FindCase *c)
-{
+/* A source parsed and found in, with what that needs; released by found_release. */
+typedef struct {
     P2sSource src;
     P2sDiagSink sink;
     P2sRules rules;
-    P2sStrbuf err, got;
+    P2sStrbuf err;
+    TSTree *tree;
     P2sFindings found;
-    p2s_strbuf_init(&err);
+} Found;
+
+/* Parses `source` (it must parse cleanly) and finds in it as `module` (NULL: a lone file). */
+static void find_in(Found *f, const char *name, const char *source, const P2sModule *module)
+{
+    p2s_strbuf_init(&f->err);
+    p2s_diag_sink_init(&f->sink);
+    assert_int_equal(p2s_rules_load_default(&f->rules, &f->err), 0);
+    p2s_source_from_bytes(&f->src, name, source, strlen(source));
+    f->tree = p2s_parse(&f->src, &f->sink);
+    assert_int_equal(f->sink.errors, 0);
+    p2s_find(&f->src, f->tree, &f->rules, module, &f->found);
+}
+
+static void found_release(Found *f)
+{
+    p2s_findings_release(&f->found);
+    ts_tree_delete(f->tree);
+    p2s_source_release(&f->src);
+    p2s_rules_release(&f->rules);
+    p2s_diag_sink_release(&f->sink);
+    p2s_strbuf_release(&f->err);
+}
+
+static void run_case(const FindCase *c)
+{
+    Found f;
+    P2sStrbuf got;
     p2s_strbuf_init(&got);
-    p2s_diag_sink_init(&sink);
-    assert_int_equal(p2s_rules_load_default(&rules, &err), 0);
-    p2s_source_from_bytes(&src, c->name, c->source, strlen(c->source));
-    TSTree *tree = p2s_parse(&src, &sink);
-    assert_int_equal(sink.errors, 0);
-    p2s_find(&src, tree, &rules, NULL, &found);
-    for (size_t i = 0; i < found.classes.size; i++) {
-        const P2sPyLayerClass *cls = &found.classes.contents[i];
+    find_in(&f, c->name, c->source, NULL);
+    for (size_t i = 0; i < f.found.classes.size; i++) {
+        const P2sPyLayerClass *cls = &f.found.classes.contents[i];
         if (!cls->is_pylayer)
             continue;
-        p2s_strbuf_add(&got, src.bytes + cls->name.start, cls->name.end - cls->name.start);
+        p2s_strbuf_add(&got, f.src.bytes + cls->name.start, cls->name.end - cls->name.start);
         if (cls->builder)
             p2s_strbuf_addch(&got, '!');
     }
-    if (strcmp(got.buf, c->pylayers) != 0 || found.sites.size != c->sites)
+    if (strcmp(got.buf, c->pylayers) != 0 || f.found.sites.size != c->sites)
         fail_msg("%s: PyLayers '%s' (want '%s'), %zu sites (want %zu)", c->name, got.buf, c->pylayers,
-                 found.sites.size, c->sites);
-    p2s_findings_release(&found);
-    ts_tree_delete(tree);
-    p2s_source_release(&src);
-    p2s_rules_release(&rules);
-    p2s_diag_sink_release(&sink);
-    p2s_strbuf_release(&err);
+                 f.found.sites.size, c->sites);
+    found_release(&f);
     p2s_strbuf_release(&got);
 }
 
@@ -105,26 +123,11 @@ static void test_find_resolves_pylayers_through_imports_and_scopes(void **state)
 static void test_find_recognises_its_own_marker(void **state)
 {
     (void)state;
-    const char text[] = "import paddle\nx = 1\n# pylayer2static 0.1.0\n";
-    P2sSource src;
-    P2sDiagSink sink;
-    P2sRules rules;
-    P2sStrbuf err;
-    P2sFindings found;
-    p2s_strbuf_init(&err);
-    p2s_diag_sink_init(&sink);
-    p2s_rules_load_default(&rules, &err);
-    p2s_source_from_bytes(&src, "m.py", text, sizeof text - 1);
-    TSTree *tree = p2s_parse(&src, &sink);
-    p2s_find(&src, tree, &rules, NULL, &found);
-    assert_true(found.already_transpiled);
-    assert_int_equal(found.runtime_import_at, 13);
-    p2s_findings_release(&found);
-    ts_tree_delete(tree);
-    p2s_source_release(&src);
-    p2s_rules_release(&rules);
-    p2s_diag_sink_release(&sink);
-    p2s_strbuf_release(&err);
+    Found f;
+    find_in(&f, "m.py", "import paddle\nx = 1\n# pylayer2static 0.1.0\n", NULL);
+    assert_true(f.found.already_transpiled);
+    assert_int_equal(f.found.runtime_import_at, 13);
+    found_release(&f);
 }
 
 /* Which imports a module's findings send a lone file's run to read (P2sFindings.misses),
@@ -158,27 +161,18 @@ static int compare_names(const void *a, const void *b)
 
 static void run_miss_case(const MissCase *c)
 {
-    P2sSource src;
-    P2sDiagSink sink;
-    P2sRules rules;
-    P2sStrbuf err, got;
-    P2sFindings found;
+    Found f;
+    P2sStrbuf got;
     P2sExternals none;
-    p2s_strbuf_init(&err);
     p2s_strbuf_init(&got);
-    p2s_diag_sink_init(&sink);
     p2s_externals_init(&none);
-    assert_int_equal(p2s_rules_load_default(&rules, &err), 0);
-    p2s_source_from_bytes(&src, c->name, c->source, strlen(c->source));
-    TSTree *tree = p2s_parse(&src, &sink);
-    assert_int_equal(sink.errors, 0);
     P2sModule module = {"pkg.model", false, &none, c->read};
-    p2s_find(&src, tree, &rules, &module, &found);
-    const char **names = p2s_calloc(found.misses.size + 1, sizeof *names);
+    find_in(&f, c->name, c->source, &module);
+    const char **names = p2s_calloc(f.found.misses.size + 1, sizeof *names);
     size_t n = 0;
-    for (size_t s = 0; s < found.misses.capacity; s++)
-        if (found.misses.slots[s].name)
-            names[n++] = found.misses.slots[s].name;
+    for (size_t s = 0; s < f.found.misses.capacity; s++)
+        if (f.found.misses.slots[s].name)
+            names[n++] = f.found.misses.slots[s].name;
     qsort(names, n, sizeof *names, compare_names);
     for (size_t i = 0; i < n; i++) {
         if (i)
@@ -188,13 +182,8 @@ static void run_miss_case(const MissCase *c)
     if (strcmp(got.buf, c->misses) != 0)
         fail_msg("%s: misses '%s' (want '%s')", c->name, got.buf, c->misses);
     p2s_free(names);
-    p2s_findings_release(&found);
-    ts_tree_delete(tree);
-    p2s_source_release(&src);
-    p2s_rules_release(&rules);
+    found_release(&f);
     p2s_externals_release(&none);
-    p2s_diag_sink_release(&sink);
-    p2s_strbuf_release(&err);
     p2s_strbuf_release(&got);
 }
 
