@@ -42,7 +42,7 @@ trained, run for inference or exported (`refuse_aliased_writes`).
 """
 import functools
 import logging
-from typing import Any, Callable, Iterator, List, Optional, Set
+from typing import Any, Callable, Dict, Iterator, List, Optional, Set
 
 import paddle
 
@@ -127,11 +127,9 @@ def _writes_in_place(user: Any, value: Any) -> bool:
     return any(user.operand_source(index).is_same(value) for index in written)
 
 
-def _written_in_place_after(op: Any, values: List[Any]) -> Optional[Any]:
+def _written_in_place_after(op: Any, values: List[Any], position: Dict[int, int]) -> Optional[Any]:
     """An op that writes one of `values` in place after `op` (in `op`'s block after it, or
-    in a block inside a later op), or None."""
-    block = op.get_parent_block()
-    position = {other.id(): i for i, other in enumerate(block.ops)}
+    in a block inside a later op), or None; `position` is where each op of that block is."""
     for value in values:
         for user in value.all_used_ops():
             if not _writes_in_place(user, value):
@@ -155,7 +153,9 @@ def refuse_aliased_writes(block: Any) -> None:
     program's optimizer writes parameters in place after every op, so the executor's copy is
     not checked.
     """
-    for op in block.ops:
+    ops = block.ops
+    position = {op.id(): i for i, op in enumerate(ops)}  # listed once per block, not per output
+    for op in ops:
         for inner in op.blocks():
             refuse_aliased_writes(inner)
         if op.name() != PYLAYER or not op.has_attr(CLASS_ATTR) or _why_kept(op):
@@ -167,7 +167,7 @@ def refuse_aliased_writes(block: Any) -> None:
             made = value.get_defining_op() if value.initialized() else None
             if not value.initialized() or (made is not None and made.id() in inside):
                 continue
-            writer = _written_in_place_after(op, [value, result])
+            writer = _written_in_place_after(op, [value, result], position)
             if writer is None:
                 continue
             index = next((k for k, operand in enumerate(operands) if operand.is_same(value)), None)
