@@ -18,11 +18,9 @@ from paddle.base.framework import Operator, Parameter, Variable  # paddle 2.6.2 
 
 from . import patch
 from .errors import PyLayerContractError, aliased_write_error
+from .legacy_inline import CLASS_ATTR, InliningHook, inline_pylayers
 
 LOG = logging.getLogger("pylayer2static_runtime")
-CLASS_ATTR = "p2s_pylayer"
-"""The attribute naming a PyLayer class (module.qualname) on its pylayer op and, in an
-export, on the ops inlining takes out of it (as PIR's inline.CLASS_ATTR)."""
 
 
 class LegacyAdapter:
@@ -271,151 +269,6 @@ def _keep_sub_block_variables(program: Any, normalized: Any) -> None:
                     top._clone_variable(source.var(name), force_persistable=False)
 
 
-def _why_kept(global_block: Any, op: Any) -> str:
-    """Why pylayer op `op` of `global_block` cannot be inlined, or '' if it can."""
-    # [forward, backward]; `normalize_program` drops the backward block of the global
-    # block's pylayer ops only, so a nested one moved here still has it: an export runs
-    # forward alone.
-    ids = op._blocks_attr_ids("blocks")
-    if not ids:
-        return "no forward block"
-    body = global_block.program.block(ids[0])
-    if body.parent_idx != global_block.idx:
-        return "its block is not a child of the global block"
-    for name in body.vars:
-        if global_block.has_var(name):
-            return f"its block's variable {name} is also a global one"
-    return ""
-
-
-def _child_blocks(program: Any, op: Any) -> List[Any]:
-    """The blocks op's attributes hold (a conditional_block's, a while's, a pylayer's)."""
-    blocks = []
-    for name in op.attr_names:
-        if op.attr_type(name) == core.AttrType.BLOCK:
-            blocks.append(program.block(op._block_attr_id(name)))
-        elif op.attr_type(name) == core.AttrType.BLOCKS:
-            blocks.extend(program.block(i) for i in op._blocks_attr_ids(name))
-    return blocks
-
-
-def _inline(global_block: Any, index: int, copies: Set[str]) -> bool:
-    """Replace the pylayer op at `index` by its forward block's ops (which write its outputs
-    themselves, with `assign`); the block is left empty. Its inputs, `op_inputs`' copies but
-    for a variable that stops gradient, join `copies`. False (and a debug log) if it must stay."""
-    op = global_block.ops[index]
-    why = _why_kept(global_block, op)
-    if why:
-        LOG.debug("pylayer op kept (%s): %s", why, op)
-        return False
-    copies.update(op.input("Input"))
-    body = global_block.program.block(op._blocks_attr_ids("blocks")[0])
-    scopes = op.output("Scope")
-    for var in list(body.vars.values()):
-        global_block._clone_variable(var, force_persistable=False)
-    cls = op.attr(CLASS_ATTR) if op.has_attr(CLASS_ATTR) else None
-    for offset, inner in enumerate(body.ops):
-        desc = global_block.desc._insert_op(index + offset)
-        desc.copy_from(inner.desc)
-        if cls is not None:
-            desc._set_str_attr(CLASS_ATTR, cls)
-        global_block.ops.insert(index + offset, Operator(global_block, desc))
-        for child in _child_blocks(global_block.program, inner):
-            # Control flow or a nested pylayer op: its blocks now find the variables they
-            # read from outside through the global block, where the body's are cloned.
-            child.desc.set_parent_idx(global_block.idx)
-    moved = len(body.ops)
-    global_block._remove_op(index + moved)
-    for name in scopes:
-        global_block._remove_var(name)
-    for _ in range(moved):
-        body._remove_op(0)
-    for name in list(body.vars):
-        body._remove_var(name)
-    return True
-
-
-def inline_pylayers(program: Any) -> int:
-    """Inline the pylayer ops of an inference program's global block (an export: forward
-    blocks only); the number inlined.
-
-    An export's pylayer op costs a scope and an interpreter of its own per run, and the
-    predictor's passes do not enter its block (paddle 2.6.2 fuses nothing there, and its
-    constant folding runs a pylayer op whose inputs are all parameters without its block:
-    "The Variable type must be std::vector<Scope*>"). Its forward block's ops read the op's
-    inputs and write its outputs by name, so in the global block they compute the same.
-    An op of the block with blocks of its own (control flow, a nested pylayer op, inlined in
-    turn) moves with them, reparented to the global block. Kept (debug log): an op whose block
-    declares a name the global block has.
-    """
-    block = program.global_block()
-    count = index = 0
-    copies: Set[str] = set()
-    while index < len(block.ops):
-        op = block.ops[index]
-        if op.type == "pylayer" and _inline(block, index, copies):
-            count += 1
-            continue
-        index += 1
-    if count:
-        dropped = _drop_copies(program, copies)
-        LOG.debug("inlined %d pylayer op(s) of an export, dropped %d copies", count, dropped)
-    return count
-
-
-def _writers(program: Any) -> Dict[str, List[Tuple[int, int]]]:
-    """Each variable name's writers, as (block index, op index)."""
-    writers: Dict[str, List[Tuple[int, int]]] = {}
-    for block in program.blocks:
-        for at, op in enumerate(block.ops):
-            for name in op.output_arg_names:
-                writers.setdefault(name, []).append((block.idx, at))
-    return writers
-
-
-def _read_elsewhere(program: Any) -> Set[str]:
-    """The names read by a sub-block's op or fetched (the export's outputs keep their names)."""
-    names: Set[str] = set()
-    for block in program.blocks:
-        for op in block.ops:
-            if block.idx != 0 or op.type == "fetch":
-                names.update(op.input_arg_names)
-    return names
-
-
-def _drop_copies(program: Any, copies: Set[str]) -> int:
-    """Drop the `assign`s of an inlined export that only copied a value: an input's copy
-    (`op_inputs`, `copies`) and a forward block's copy into the op's output. Their readers
-    read the original instead. A copy stays where it keeps a value apart: the original is
-    written after it, the copy is written again or read by a sub-block, or it is fetched.
-    Numbers do not change; each copy cost the predictor an op per call (paddle 2.6.2 has no
-    pass that removes an `assign`)."""
-    block = program.global_block()
-    writers = _writers(program)
-    elsewhere = _read_elsewhere(program)
-    renames: Dict[str, str] = {}
-    dropped: List[int] = []
-    for at, op in enumerate(block.ops):
-        for name in op.input_arg_names:
-            if name in renames:
-                op._rename_input(name, renames[name])
-        if op.type != "assign" or not (op.output("Out")[0] in copies or op.has_attr(CLASS_ATTR)):
-            continue
-        source, copy = op.input("X")[0], op.output("Out")[0]
-        later_writes = [w for w in writers.get(source, []) if w[0] != 0 or w[1] > at]
-        var = block._find_var_recursive(copy)
-        if (source == copy or later_writes or writers.get(copy) != [(0, at)] or copy in elsewhere
-                or var is None or var.persistable):
-            continue
-        renames[copy] = source
-        dropped.append(at)
-    for at in reversed(dropped):
-        block._remove_op(at)
-    for name in renames:
-        block._remove_var(name)
-    return len(dropped)
-
-
 def _writes(op: Any, names: Set[str]) -> bool:
     """Whether `op` writes one of `names` in place, as eager runs it: `set_value` (`x[i] = v`,
     out of place in this IR, in place in eager) or an op whose output is its input."""
@@ -450,16 +303,29 @@ def refuse_aliased_writes(program: Any) -> None:
                 raise aliased_write_error(op.attr(CLASS_ATTR), inputs.index(given) + 1, writer.type)
 
 
-def _checking_aliased_writes(init: Callable[..., Any]) -> Callable[..., Any]:
+def _checked_and_inlined(init: Callable[..., Any]) -> Callable[..., Any]:
     """`PartialProgramLayer.__init__` (paddle 2.6.2 jit/dy2static/partial_program.py), which
-    gets to_static's forward program before training or inference uses it, then the check."""
+    gets to_static's forward program before training or inference uses it: the aliasing check
+    first, then the layer hands its programs to `InliningHook` as it makes them."""
 
     @functools.wraps(init)
     def init_checked(self: Any, main_program: Any, *args: Any, **kwargs: Any) -> None:
         refuse_aliased_writes(main_program)
         init(self, main_program, *args, **kwargs)
+        self._hooker = InliningHook(self)
 
     return init_checked
+
+
+def _inlining_after(set_hooker: Callable[..., Any]) -> Callable[..., Any]:
+    """`PartialProgramLayer.set_hooker`: the framework's hook (`PrimHooker`) runs inside
+    `InliningHook`, after the inlining."""
+
+    @functools.wraps(set_hooker)
+    def set_inner_hooker(self: Any, hooker: Any) -> None:
+        set_hooker(self, InliningHook(self, hooker))
+
+    return set_inner_hooker
 
 
 def _inlined_classes(program_desc: Any) -> List[str]:
@@ -508,6 +374,8 @@ def install() -> None:
 
     patch.install("legacy.io.normalize_program", io, "normalize_program", _keeping_block_ids)
     patch.install("legacy.PartialProgramLayer.__init__", partial_program.PartialProgramLayer, "__init__",
-                  _checking_aliased_writes)
+                  _checked_and_inlined)
+    patch.install("legacy.PartialProgramLayer.set_hooker", partial_program.PartialProgramLayer, "set_hooker",
+                  _inlining_after)
     patch.install("legacy.refuse_inlined_training", translated_layer._ProgramHolder, "_append_backward_desc",
                   _refusing_inlined_training)

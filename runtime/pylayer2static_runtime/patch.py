@@ -39,6 +39,9 @@ PATCHES: Dict[str, Patch] = {
     "legacy.PartialProgramLayer.__init__": Patch(
         "paddle.jit.dy2static.partial_program.PartialProgramLayer.__init__", "legacy.py", "process",
         f"{_BOTH} python/paddle/jit/dy2static/partial_program.py (to_static's forward program, legacy IR)"),
+    "legacy.PartialProgramLayer.set_hooker": Patch(
+        "paddle.jit.dy2static.partial_program.PartialProgramLayer.set_hooker", "legacy.py", "process",
+        "paddle 2.6.2 python/paddle/jit/dy2static/partial_program.py, program_translator.py `PrimHooker`"),
     "collectives.all_gather_in_static_mode": Patch(
         "paddle.distributed.communication.stream.all_gather._all_gather_in_static_mode", "collectives.py", "process",
         "paddle 3.3.1 python/paddle/distributed/communication/stream/all_gather.py"),

@@ -24,7 +24,7 @@ class Result(NamedTuple):
     outputs: List[np.ndarray]
     grads: Dict[str, Optional[np.ndarray]]
     pylayer_ops: int = 0
-    run_pylayer_ops: Optional[int] = None  # in the programs the executor ran, where known
+    run_pylayer_ops: Optional[int] = None  # in the programs the executor ran (to_static)
 
 
 PIR = paddle.framework.use_pir_api() if hasattr(paddle.framework, "use_pir_api") else False
@@ -113,10 +113,21 @@ def _dynamic(module: Any, state: Dict[str, np.ndarray], wrap: Callable[[Any], An
 
 
 def count_pylayer_ops(program: Any) -> int:
-    """Number of pylayer ops in a PIR or legacy program (all blocks)."""
-    if not isinstance(program, paddle.pir.Program):  # legacy Program
-        return sum(1 for block in program.blocks for op in block.ops if op.type == "pylayer")
+    """Number of pylayer ops in a PIR or legacy program: in its global block and the blocks its
+    ops hold, at any depth (a legacy block no op holds any more is not run)."""
     count = 0
+    if not isinstance(program, paddle.pir.Program):  # legacy Program
+        stack = [program.global_block()]
+        while stack:
+            block = stack.pop()
+            for op in block.ops:
+                count += op.type == "pylayer"
+                for name in op.attr_names:
+                    if op.attr_type(name) == paddle.base.core.AttrType.BLOCK:
+                        stack.append(program.block(op._block_attr_id(name)))
+                    elif op.attr_type(name) == paddle.base.core.AttrType.BLOCKS:
+                        stack.extend(program.block(i) for i in op._blocks_attr_ids(name))
+        return count
     stack = [program.global_block()]
     while stack:
         block = stack.pop()
@@ -144,14 +155,12 @@ def run_to_static(module: Any, state: Dict[str, np.ndarray]) -> Result:
     return result._replace(pylayer_ops=count_pylayer_ops(program), run_pylayer_ops=_run_pylayer_ops(holder["fn"]))
 
 
-def _run_pylayer_ops(model: Any) -> Optional[int]:
-    """pylayer ops in the forward and backward programs PIR's executor ran for a to_static
-    model's last call (paddle 3.3.1 `PartialProgramLayer.train_program`); None on the legacy IR."""
-    if not PIR:
-        return None
+def _run_pylayer_ops(model: Any) -> int:
+    """pylayer ops in the forward and backward programs the executor ran for a to_static
+    model's last call (paddle 3.3.1 `PartialProgramLayer.train_program`'s, 2.6.2 the layer's)."""
     _, (_, layer) = model.forward.program_cache.last()
-    runnable = layer.train_program
-    return count_pylayer_ops(runnable.forward_program) + count_pylayer_ops(runnable.backward_program)
+    ran = layer.train_program if PIR else layer
+    return count_pylayer_ops(ran.forward_program) + count_pylayer_ops(ran.backward_program)
 
 
 def run_sot(module: Any, state: Dict[str, np.ndarray]) -> Result:

@@ -109,7 +109,7 @@ def test_the_executor_runs_a_static_program_without_pylayer_ops(transpile, monke
 def test_pylayer_ops_holding_control_flow(transpile) -> None:
     """Forward and backward holding `if` and `while` (ops with blocks of their own). PIR: those
     ops move into the parent block whole, and no pylayer op is left. The legacy IR inlines
-    exports only (`legacy.inline_pylayers` at `normalize_program`): there the ops move with
+    exports at `normalize_program` and to_static programs (`legacy_inline`): there the ops move with
     their blocks, reparented to the global block, and the export equals eager."""
     import paddle
     from pylayer2static_runtime import inline
@@ -145,13 +145,13 @@ def test_a_loaded_export_runs(transpile) -> None:
 def test_an_inlined_legacy_export_drops_only_the_copies_nothing_writes_around() -> None:
     """The legacy IR's pylayer op takes a copy of each input (`op_inputs`) and its forward
     block copies what it returns into the op's outputs; once an export is inlined,
-    `legacy._drop_copies` drops such a copy when neither it nor the original is written after
+    `legacy_inline._drop_copies` drops such a copy when neither it nor the original is written after
     it, and its readers read the original: the program computes the same. On a Program IR
     program built by hand (on paddle 3.x with PIR switched off, `pir_utils.OldIrGuard`); every
     case's export is compared with eager by test_cases.py's jit_save mode on paddle 2.6.2."""
     import numpy as np
     import paddle
-    from pylayer2static_runtime import legacy
+    from pylayer2static_runtime import legacy_inline
 
     legacy_ir = paddle.pir_utils.OldIrGuard() if harness.PIR else contextlib.nullcontext()
     paddle.enable_static()
@@ -173,7 +173,7 @@ def test_an_inlined_legacy_export_drops_only_the_copies_nothing_writes_around() 
             exe = paddle.static.Executor(paddle.CPUPlace())
             feed = {"x": np.arange(6, dtype="float32").reshape(2, 3) - 2.0}
             expected = exe.run(main, feed=feed, fetch_list=[out])[0]
-            assert legacy._drop_copies(main, set(names.values())) == 1
+            assert legacy_inline._drop_copies(main, set(names.values())) == 1
             left = [op.output("Out")[0] for op in main.global_block().ops if op.type == "assign"]
             assert left == [name for name in copies_made if name != names["dropped"]]
             readers = [op for op in main.global_block().ops if op.type == "scale" and y.name in op.input_arg_names]

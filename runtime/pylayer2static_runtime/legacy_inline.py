@@ -1,0 +1,327 @@
+"""Inlining the legacy Program IR's pylayer ops (paddle 2.6.2): the ops of an op's forward
+block (and, in a training program, of its `pylayer_grad` op's backward block) replace it in the
+global block, so the executor runs ordinary ops only (inline.py does this on PIR).
+
+Read from paddle 2.6.2: paddle/fluid/operators/controlflow/pylayer_op.cc (the forward op runs
+its block in a new child scope, kept in its `Scope` output; `pylayer_grad` runs the backward
+block in that same scope, so backward finds forward's variables by name, then copies each
+`<input>@GRAD` it wrote to the op's outside gradient name, `AssignLocalGradientToParentScope`,
+and fills zeros where it wrote none) and python/paddle/jit/dy2static/partial_program.py
+(`_append_backward_desc` hands the program after autodiff to `after_append_backward` and takes
+the forward end it returns). In one scope, with names unique across the blocks merged, the
+moved ops read and write what they did in the op's scope: numbers do not change. A call whose
+blocks cannot be merged so (a name its blocks share with the global block, a `Scope` read
+elsewhere) keeps its ops, with a debug log saying why.
+"""
+import logging
+from typing import Any, Dict, List, Optional, Set, Tuple
+
+from paddle.base import core, unique_name
+from paddle.base.framework import Operator
+
+LOG = logging.getLogger("pylayer2static_runtime")
+CLASS_ATTR = "p2s_pylayer"
+"""The attribute naming a PyLayer class (module.qualname) on its pylayer op and, in an
+export, on the ops inlining takes out of it (as PIR's inline.CLASS_ATTR)."""
+_BACKWARD_ROLE = int(core.op_proto_and_checker_maker.OpRole.Backward)
+
+
+def _why_kept(global_block: Any, op: Any) -> str:
+    """Why pylayer op `op` of `global_block` cannot be inlined, or '' if it can."""
+    # [forward, backward]; `normalize_program` drops the backward block of the global
+    # block's pylayer ops only, so a nested one moved here still has it: an export runs
+    # forward alone.
+    ids = op._blocks_attr_ids("blocks")
+    if not ids:
+        return "no forward block"
+    if global_block.program.block(ids[0]).parent_idx != global_block.idx:
+        return "its block is not a child of the global block"
+    return ""
+
+
+def _fresh_name(program: Any, name: str) -> str:
+    """A name no block of `program` declares, made from `name`."""
+    while True:
+        fresh = unique_name.generate(name + "@inlined")
+        if all(not block.has_var(fresh) for block in program.blocks):
+            return fresh
+
+
+def _unshadow(global_block: Any, blocks: List[Any], own: Set[str] = frozenset()) -> None:
+    """Rename each variable `blocks` declare under a name the global block has, but for `own`.
+
+    The op's blocks run in a scope of its own, where each variable they declare is created
+    anew (paddle 2.6.2 control_flow_op_helper.h `BuildScopeForControlFlowOp`, persistable ones
+    aside): a local that shadows the global one, as a recompute backward's
+    `paddle.grad` writes `<parameter>@GRAD` beside autodiff's. Both blocks share that scope, so
+    a name they both declare gets one new name."""
+    fresh: Dict[str, str] = {}
+    for block in blocks:
+        for name, var in list(block.vars.items()):
+            if name not in own and not var.persistable and global_block.has_var(name):
+                _rename(block, name, fresh.setdefault(name, _fresh_name(global_block.program, name)))
+
+
+def _child_blocks(program: Any, op: Any) -> List[Any]:
+    """The blocks op's attributes hold (a conditional_block's, a while's, a pylayer's)."""
+    blocks = []
+    for name in op.attr_names:
+        if op.attr_type(name) == core.AttrType.BLOCK:
+            blocks.append(program.block(op._block_attr_id(name)))
+        elif op.attr_type(name) == core.AttrType.BLOCKS:
+            blocks.extend(program.block(i) for i in op._blocks_attr_ids(name))
+    return blocks
+
+
+def _move_ops(global_block: Any, index: int, body: Any, cls: Optional[str]) -> int:
+    """Put `body`'s ops at `index` of `global_block`, in order, and empty `body`; the number moved.
+
+    Each op's own blocks (control flow, a nested pylayer op) now find the variables they read
+    from outside through the global block, where the body's are declared."""
+    for var in list(body.vars.values()):
+        if not global_block.has_var(var.name):
+            global_block._clone_variable(var, force_persistable=False)
+    for offset, inner in enumerate(body.ops):
+        desc = global_block.desc._insert_op(index + offset)
+        desc.copy_from(inner.desc)
+        if cls is not None:
+            desc._set_str_attr(CLASS_ATTR, cls)
+        global_block.ops.insert(index + offset, Operator(global_block, desc))
+        for child in _child_blocks(global_block.program, inner):
+            child.desc.set_parent_idx(global_block.idx)
+    moved = len(body.ops)
+    for _ in range(moved):
+        body._remove_op(0)
+    for name in list(body.vars):
+        body._remove_var(name)
+    return moved
+
+
+def _inline(global_block: Any, index: int, copies: Set[str]) -> int:
+    """Replace the pylayer op at `index` (`_why_kept` says it can go) by its forward block's
+    ops, which write its outputs themselves (`assign`); the number of ops put in its place. Its
+    inputs, `op_inputs`' copies but for a variable that stops gradient, join `copies`."""
+    op = global_block.ops[index]
+    copies.update(op.input("Input"))
+    body = global_block.program.block(op._blocks_attr_ids("blocks")[0])
+    scopes = op.output("Scope")
+    cls = op.attr(CLASS_ATTR) if op.has_attr(CLASS_ATTR) else None
+    moved = _move_ops(global_block, index, body, cls)
+    global_block._remove_op(index + moved)
+    for name in scopes:
+        global_block._remove_var(name)
+    return moved
+
+
+def _scope_readers(program: Any, op: Any) -> List[Tuple[Any, Any]]:
+    """(block, op) of each op that reads pylayer op `op`'s `Scope`: its `pylayer_grad` ops."""
+    scopes = set(op.output("Scope"))
+    return [(block, reader) for block in program.blocks for reader in block.ops
+            if scopes.intersection(reader.input_arg_names)]
+
+
+def _grad_op(global_block: Any, op: Any) -> Tuple[Optional[Any], str]:
+    """`op`'s `pylayer_grad` op (None if no gradient reaches it), and why the pair must stay
+    ('' if it can be inlined)."""
+    why = _why_kept(global_block, op)
+    if why:
+        return None, why
+    readers = _scope_readers(global_block.program, op)
+    if not readers:
+        return None, ""
+    if len(readers) > 1 or readers[0][0] is not global_block or readers[0][1].type != "pylayer_grad":
+        return None, f"its scope is read by {len(readers)} op(s) ({readers[0][1].type} in block {readers[0][0].idx})"
+    grad = readers[0][1]
+    if global_block.program.block(grad._block_attr_id("backward_block")).parent_idx != global_block.idx:
+        return None, "its backward block is not a child of the global block"
+    return grad, ""
+
+
+def _rename(block: Any, old: str, new: str) -> None:
+    """`old` is `new` in `block` (its declaration too) and in the blocks its ops hold."""
+    if block.has_var(old):
+        block._rename_var(old, new)
+    else:
+        for op in block.ops:
+            op._rename_input(old, new)
+            op._rename_output(old, new)
+    for op in block.ops:
+        for child in _child_blocks(block.program, op):
+            _rename(child, old, new)
+
+
+def _inline_grad(global_block: Any, grad: Any) -> None:
+    """Replace `pylayer_grad` op `grad` by its backward block's ops, with each gradient they
+    write under the op's outside name for it (a fresh name where autodiff wants none), and a
+    zero gradient for an input they leave without one where autodiff wants it (pylayer_op.cc
+    `AssignLocalGradientToParentScope`)."""
+    backward = global_block.program.block(grad._block_attr_id("backward_block"))
+    empty = core.kEmptyVarName()
+    zeros: List[Tuple[str, str]] = []
+    for name, outside in zip(grad.input("Input"), grad.output("Input" + core.grad_var_suffix())):
+        inside = name + core.grad_var_suffix()
+        if not backward.has_var(inside):
+            if outside != empty:
+                zeros.append((name, outside))
+            continue
+        target = outside if outside != empty else _fresh_name(global_block.program, inside)
+        if target != inside:
+            _rename(backward, inside, target)
+    index = next(at for at, op in enumerate(global_block.ops) if op is grad)
+    moved = _move_ops(global_block, index, backward, None)
+    for offset, (name, outside) in enumerate(zeros):
+        global_block._insert_op(
+            index + moved + offset, type="fill_any_like", inputs={"X": [name]}, outputs={"Out": [outside]},
+            attrs={"value": 0.0, "dtype": -1, core.op_proto_and_checker_maker.kOpRoleAttrName(): _BACKWARD_ROLE})
+    global_block._remove_op(index + moved + len(zeros))
+
+
+def _log_kept(op: Any, why: str) -> None:
+    if why:
+        LOG.debug("pylayer op kept (%s): %s", why, op)
+
+
+def inline_training(program: Any, backward_start: int) -> int:
+    """Inline the pylayer ops of to_static's training program (after autodiff) and their
+    `pylayer_grad` ops; the index backward starts at after it (forward grew by the ops moved).
+
+    A pylayer op of backward (a recompute's forward run again under `enable_grad`) arrives in
+    the global block with its backward block's ops, and is inlined in turn."""
+    block = program.global_block()
+    index = count = 0
+    copies: Set[str] = set()
+    while index < len(block.ops):
+        op = block.ops[index]
+        grad, why = _grad_op(block, op) if op.type == "pylayer" else (None, "")
+        if op.type != "pylayer" or why:
+            _log_kept(op, why)
+            index += 1
+            continue
+        forward = program.block(op._blocks_attr_ids("blocks")[0])
+        if grad is None:
+            _unshadow(block, [forward])
+        else:
+            backward = program.block(grad._block_attr_id("backward_block"))
+            _unshadow(block, [forward, backward], {name + core.grad_var_suffix() for name in grad.input("Input")})
+            _inline_grad(block, grad)
+        moved = _inline(block, index, copies)
+        if index < backward_start:
+            backward_start += moved - 1
+        count += 1
+    if count:
+        LOG.debug("inlined %d pylayer op(s) of a training program", count)
+    return backward_start
+
+
+def inline_pylayers(program: Any, kept: Set[str] = frozenset()) -> int:
+    """Inline the pylayer ops of an inference program's global block (an export, or to_static's
+    program in eval mode: forward blocks only); the number inlined.
+
+    An export's pylayer op costs a scope and an interpreter of its own per run, and the
+    predictor's passes do not enter its block (paddle 2.6.2 fuses nothing there, and its
+    constant folding runs a pylayer op whose inputs are all parameters without its block:
+    "The Variable type must be std::vector<Scope*>"). Its forward block's ops read the op's
+    inputs and write its outputs by name, so in the global block they compute the same.
+    An op of the block with blocks of its own (control flow, a nested pylayer op, inlined in
+    turn) moves with them, reparented to the global block. Kept (debug log): an op whose block
+    is not a child of the global block. `kept`: names read from outside the program by name
+    (to_static's outputs), which keep their writers as fetched names do.
+    """
+    block = program.global_block()
+    count = index = 0
+    copies: Set[str] = set()
+    while index < len(block.ops):
+        op = block.ops[index]
+        why = _why_kept(block, op) if op.type == "pylayer" else ""
+        if op.type != "pylayer" or why:
+            _log_kept(op, why)
+            index += 1
+            continue
+        _unshadow(block, [program.block(op._blocks_attr_ids("blocks")[0])])
+        _inline(block, index, copies)
+        count += 1
+    if count:
+        dropped = _drop_copies(program, copies, kept)
+        LOG.debug("inlined %d pylayer op(s) of an inference program, dropped %d copies", count, dropped)
+    return count
+
+
+def _writers(program: Any) -> Dict[str, List[Tuple[int, int]]]:
+    """Each variable name's writers, as (block index, op index)."""
+    writers: Dict[str, List[Tuple[int, int]]] = {}
+    for block in program.blocks:
+        for at, op in enumerate(block.ops):
+            for name in op.output_arg_names:
+                writers.setdefault(name, []).append((block.idx, at))
+    return writers
+
+
+def _read_elsewhere(program: Any) -> Set[str]:
+    """The names read by a sub-block's op or fetched (the export's outputs keep their names)."""
+    names: Set[str] = set()
+    for block in program.blocks:
+        for op in block.ops:
+            if block.idx != 0 or op.type == "fetch":
+                names.update(op.input_arg_names)
+    return names
+
+
+def _drop_copies(program: Any, copies: Set[str], kept: Set[str] = frozenset()) -> int:
+    """Drop the `assign`s of an inlined inference program that only copied a value: an input's
+    copy (`op_inputs`, `copies`) and a forward block's copy into the op's output. Their readers
+    read the original instead. A copy stays where it keeps a value apart: the original is
+    written after it, the copy is written again or read by a sub-block, or it is fetched or in
+    `kept`. Numbers do not change; each copy cost the predictor an op per call (paddle 2.6.2
+    has no pass that removes an `assign`)."""
+    block = program.global_block()
+    writers = _writers(program)
+    elsewhere = _read_elsewhere(program) | set(kept)
+    renames: Dict[str, str] = {}
+    dropped: List[int] = []
+    for at, op in enumerate(block.ops):
+        for name in op.input_arg_names:
+            if name in renames:
+                op._rename_input(name, renames[name])
+        if op.type != "assign" or not (op.output("Out")[0] in copies or op.has_attr(CLASS_ATTR)):
+            continue
+        source, copy = op.input("X")[0], op.output("Out")[0]
+        later_writes = [w for w in writers.get(source, []) if w[0] != 0 or w[1] > at]
+        var = block._find_var_recursive(copy)
+        if (source == copy or later_writes or writers.get(copy) != [(0, at)] or copy in elsewhere
+                or var is None or var.persistable):
+            continue
+        renames[copy] = source
+        dropped.append(at)
+    for at in reversed(dropped):
+        block._remove_op(at)
+    for name in renames:
+        block._remove_var(name)
+    return len(dropped)
+
+
+class InliningHook:
+    """A `PartialProgramLayerHook` (paddle 2.6.2 partial_program.py) that inlines to_static's
+    programs: the training program after autodiff, the eval program as it is made. It passes
+    each program to the hook the framework set first (`inner`: `PrimHooker`), if any."""
+
+    def __init__(self, layer: Any, inner: Any = None) -> None:
+        self._layer = layer
+        self.inner = inner
+
+    def _kept(self) -> Set[str]:
+        layer = self._layer
+        values = list(layer._outputs.tolist()) + list(layer._inputs.tolist()) + list(layer._params)
+        return {value.name for value in values if hasattr(value, "name")}
+
+    def before_append_backward(self, forward_program: Any) -> Any:
+        return self.inner.before_append_backward(forward_program) if self.inner else forward_program
+
+    def after_append_backward(self, whole_program: Any, backward_start: int) -> Tuple[Any, int]:
+        backward_start = inline_training(whole_program, backward_start)
+        if self.inner:
+            return self.inner.after_append_backward(whole_program, backward_start)
+        return whole_program, backward_start
+
+    def after_infer(self, infer_program: Any) -> Any:
+        inline_pylayers(infer_program, self._kept())
+        return self.inner.after_infer(infer_program) if self.inner else infer_program
