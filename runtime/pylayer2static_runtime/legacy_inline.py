@@ -13,8 +13,9 @@ moved ops read and write what they did in the op's scope: numbers do not change.
 blocks cannot be merged so (a name its blocks share with the global block, a `Scope` read
 elsewhere) keeps its ops, with a debug log saying why.
 """
+import collections
 import logging
-from typing import Any, Dict, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from paddle.base import core, unique_name
 from paddle.base.framework import Operator
@@ -150,7 +151,7 @@ def _rename(block: Any, old: str, new: str) -> None:
             _rename(child, old, new)
 
 
-def _inline_grad(global_block: Any, grad: Any) -> None:
+def _inline_grad(global_block: Any, grad: Any, cls: Optional[str]) -> None:
     """Replace `pylayer_grad` op `grad` by its backward block's ops, with each gradient they
     write under the op's outside name for it (a fresh name where autodiff wants none), and a
     zero gradient for an input they leave without one where autodiff wants it (pylayer_op.cc
@@ -168,7 +169,7 @@ def _inline_grad(global_block: Any, grad: Any) -> None:
         if target != inside:
             _rename(backward, inside, target)
     index = next(at for at, op in enumerate(global_block.ops) if op is grad)
-    moved = _move_ops(global_block, index, backward, None)
+    moved = _move_ops(global_block, index, backward, cls)
     for offset, (name, outside) in enumerate(zeros):
         global_block._insert_op(
             index + moved + offset, type="fill_any_like", inputs={"X": [name]}, outputs={"Out": [outside]},
@@ -181,12 +182,15 @@ def _log_kept(op: Any, why: str) -> None:
         LOG.debug("pylayer op kept (%s): %s", why, op)
 
 
-def inline_training(program: Any, backward_start: int) -> int:
+def inline_training(program: Any, backward_start: int, kept: Set[str]) -> int:
     """Inline the pylayer ops of to_static's training program (after autodiff) and their
-    `pylayer_grad` ops; the index backward starts at after it (forward grew by the ops moved).
+    `pylayer_grad` ops, then drop the copies they needed (`_drop_copies`: of their inputs and
+    outputs, of the gradients they read and return, and autodiff's of the input copies'
+    gradients); the index backward starts at after it.
 
     A pylayer op of backward (a recompute's forward run again under `enable_grad`) arrives in
-    the global block with its backward block's ops, and is inlined in turn."""
+    the global block with its backward block's ops, and is inlined in turn. `kept`: the names
+    the layer feeds, fetches or reads gradients from, by name."""
     block = program.global_block()
     index = count = 0
     copies: Set[str] = set()
@@ -203,14 +207,18 @@ def inline_training(program: Any, backward_start: int) -> int:
         else:
             backward = program.block(grad._block_attr_id("backward_block"))
             _unshadow(block, [forward, backward], {name + core.grad_var_suffix() for name in grad.input("Input")})
-            _inline_grad(block, grad)
+            _inline_grad(block, grad, op.attr(CLASS_ATTR) if op.has_attr(CLASS_ATTR) else None)
         moved = _inline(block, index, copies)
         if index < backward_start:
             backward_start += moved - 1
         count += 1
-    if count:
-        LOG.debug("inlined %d pylayer op(s) of a training program", count)
-    return backward_start
+    if not count:
+        return backward_start
+    grads = {name + core.grad_var_suffix() for name in copies}
+    dropped = _drop_copies(program, lambda op: (
+        op.has_attr(CLASS_ATTR) or op.output("Out")[0] in copies or op.input("X")[0] in grads), kept)
+    LOG.debug("inlined %d pylayer op(s) of a training program, dropped %d copies", count, len(dropped))
+    return backward_start - sum(1 for at in dropped if at < backward_start)
 
 
 def inline_pylayers(program: Any, kept: Set[str] = frozenset()) -> int:
@@ -241,62 +249,92 @@ def inline_pylayers(program: Any, kept: Set[str] = frozenset()) -> int:
         _inline(block, index, copies)
         count += 1
     if count:
-        dropped = _drop_copies(program, copies, kept)
-        LOG.debug("inlined %d pylayer op(s) of an inference program, dropped %d copies", count, dropped)
+        dropped = _drop_copies(program, lambda op: op.has_attr(CLASS_ATTR) or op.output("Out")[0] in copies, kept)
+        LOG.debug("inlined %d pylayer op(s) of an inference program, dropped %d copies", count, len(dropped))
     return count
 
 
-def _writers(program: Any) -> Dict[str, List[Tuple[int, int]]]:
-    """Each variable name's writers, as (block index, op index)."""
-    writers: Dict[str, List[Tuple[int, int]]] = {}
-    for block in program.blocks:
-        for at, op in enumerate(block.ops):
+class _Uses:
+    """Where each name is read and written in a program's global block (op positions), and the
+    names the program's other blocks or its fetch ops use (which keep their copies)."""
+
+    def __init__(self, program: Any) -> None:
+        self.readers: Dict[str, List[int]] = collections.defaultdict(list)
+        self.writers: Dict[str, List[int]] = collections.defaultdict(list)
+        self.elsewhere: Set[str] = set()
+        for at, op in enumerate(program.global_block().ops):
+            for name in op.input_arg_names:
+                self.readers[name].append(at)
             for name in op.output_arg_names:
-                writers.setdefault(name, []).append((block.idx, at))
-    return writers
+                self.writers[name].append(at)
+            if op.type == "fetch":
+                self.elsewhere.update(op.input_arg_names)
+        for block in program.blocks[1:]:
+            for op in block.ops:
+                self.elsewhere.update(op.input_arg_names)
+                self.elsewhere.update(op.output_arg_names)
+
+    def read_original(self, ops: List[Any], at: int, source: str, copy: str) -> bool:
+        """Let the readers of `copy`, written by the `assign` at `at` alone, read `source`,
+        which nothing writes after it; False if they cannot."""
+        if self.writers[copy] != [at] or any(w > at for w in self.writers[source]):
+            return False
+        for reader in self.readers[copy]:
+            ops[reader]._rename_input(copy, source)
+        self.readers[source] = [r for r in self.readers[source] if r != at] + self.readers.pop(copy)
+        del self.writers[copy]
+        return True
+
+    def write_copy(self, ops: List[Any], at: int, source: str, copy: str) -> bool:
+        """Let the one op that writes `source`, read by the `assign` at `at` alone, write `copy`
+        instead, which nothing reads before `at` or writes but the `assign`; False if it cannot."""
+        writers = self.writers[source]
+        if (len(writers) != 1 or self.readers[source] != [at] or self.writers[copy] != [at]
+                or any(r < at for r in self.readers[copy]) or source in ops[writers[0]].input_arg_names):
+            return False
+        ops[writers[0]]._rename_output(source, copy)
+        self.writers[copy] = writers
+        del self.writers[source], self.readers[source]
+        return True
 
 
-def _read_elsewhere(program: Any) -> Set[str]:
-    """The names read by a sub-block's op or fetched (the export's outputs keep their names)."""
-    names: Set[str] = set()
-    for block in program.blocks:
-        for op in block.ops:
-            if block.idx != 0 or op.type == "fetch":
-                names.update(op.input_arg_names)
-    return names
+def _plain_variable(block: Any, name: str) -> bool:
+    """A dense tensor variable of the program's own (not persistable: a parameter, a buffer)."""
+    var = block._find_var_recursive(name)
+    return var is not None and not var.persistable and var.type == core.VarDesc.VarType.LOD_TENSOR
 
 
-def _drop_copies(program: Any, copies: Set[str], kept: Set[str] = frozenset()) -> int:
-    """Drop the `assign`s of an inlined inference program that only copied a value: an input's
-    copy (`op_inputs`, `copies`) and a forward block's copy into the op's output. Their readers
-    read the original instead. A copy stays where it keeps a value apart: the original is
-    written after it, the copy is written again or read by a sub-block, or it is fetched or in
-    `kept`. Numbers do not change; each copy cost the predictor an op per call (paddle 2.6.2
-    has no pass that removes an `assign`)."""
+def _drop_copies(program: Any, is_copy: Callable[[Any], bool], kept: Set[str] = frozenset()) -> List[int]:
+    """Drop the `assign`s of an inlined program that only copied a value (`is_copy`: those the
+    pylayer ops made); the positions they had. Either the copy's readers read the original
+    (nothing writes the original after it), or the original's writer writes the copy (nothing
+    else reads the original). A copy stays where it keeps a value apart, where another block
+    or a fetch op uses a name, and for a name in `kept` (read or written by name from outside
+    the program). Numbers do not change; each copy cost an op per run (paddle 2.6.2 has no pass
+    that removes an `assign`)."""
     block = program.global_block()
-    writers = _writers(program)
-    elsewhere = _read_elsewhere(program) | set(kept)
-    renames: Dict[str, str] = {}
+    ops = block.ops
+    uses = _Uses(program)
+    stay = uses.elsewhere | set(kept)
     dropped: List[int] = []
-    for at, op in enumerate(block.ops):
-        for name in op.input_arg_names:
-            if name in renames:
-                op._rename_input(name, renames[name])
-        if op.type != "assign" or not (op.output("Out")[0] in copies or op.has_attr(CLASS_ATTR)):
+    unused: List[str] = []
+    for at in [at for at, op in enumerate(ops) if op.type == "assign" and is_copy(op)]:
+        source, copy = ops[at].input("X")[0], ops[at].output("Out")[0]
+        if source == copy or not _plain_variable(block, copy):
             continue
-        source, copy = op.input("X")[0], op.output("Out")[0]
-        later_writes = [w for w in writers.get(source, []) if w[0] != 0 or w[1] > at]
-        var = block._find_var_recursive(copy)
-        if (source == copy or later_writes or writers.get(copy) != [(0, at)] or copy in elsewhere
-                or var is None or var.persistable):
+        if copy not in stay and uses.read_original(ops, at, source, copy):
+            unused.append(copy)
+        elif source not in stay and _plain_variable(block, source) and uses.write_copy(ops, at, source, copy):
+            unused.append(source)
+        else:
             continue
-        renames[copy] = source
         dropped.append(at)
     for at in reversed(dropped):
         block._remove_op(at)
-    for name in renames:
-        block._remove_var(name)
-    return len(dropped)
+    for name in unused:
+        if block.has_var(name):
+            block._remove_var(name)
+    return dropped
 
 
 class InliningHook:
@@ -317,7 +355,8 @@ class InliningHook:
         return self.inner.before_append_backward(forward_program) if self.inner else forward_program
 
     def after_append_backward(self, whole_program: Any, backward_start: int) -> Tuple[Any, int]:
-        backward_start = inline_training(whole_program, backward_start)
+        names = self._kept() | {name for names in self._layer._grad_var_names.values() for name in names}
+        backward_start = inline_training(whole_program, backward_start, names)
         if self.inner:
             return self.inner.after_append_backward(whole_program, backward_start)
         return whole_program, backward_start

@@ -142,6 +142,19 @@ def test_a_loaded_export_runs(transpile) -> None:
     assert predicted.pylayer_ops == 0
 
 
+@contextlib.contextmanager
+def legacy_static_graph():
+    """Static graph mode with the Program IR: paddle 2.6.2's, or 3.x's with PIR switched off."""
+    import paddle
+
+    paddle.enable_static()
+    try:
+        with paddle.pir_utils.OldIrGuard() if harness.PIR else contextlib.nullcontext():
+            yield
+    finally:
+        paddle.disable_static()
+
+
 def test_an_inlined_legacy_export_drops_only_the_copies_nothing_writes_around() -> None:
     """The legacy IR's pylayer op takes a copy of each input (`op_inputs`) and its forward
     block copies what it returns into the op's outputs; once an export is inlined,
@@ -153,31 +166,71 @@ def test_an_inlined_legacy_export_drops_only_the_copies_nothing_writes_around() 
     import paddle
     from pylayer2static_runtime import legacy_inline
 
-    legacy_ir = paddle.pir_utils.OldIrGuard() if harness.PIR else contextlib.nullcontext()
-    paddle.enable_static()
-    try:
-        with legacy_ir:
-            main = paddle.static.Program()
-            with paddle.static.program_guard(main, paddle.static.Program()):
-                x = paddle.static.data("x", [2, 3], "float32")
-                y = paddle.nn.functional.relu(x)
-                dropped = paddle.assign(y)  # nothing writes y or the copy after it
-                before_write = paddle.assign(x)  # x is written after it
-                paddle.assign(x * 2.0, output=x)
-                written = paddle.assign(y)  # the copy is written again
-                paddle.assign(written * 5.0, output=written)
-                not_a_copy = paddle.assign(y)  # made by the user, not by the op
-                out = dropped * 1.0 + before_write + written + not_a_copy + x
-            names = {"dropped": dropped.name, "before_write": before_write.name, "written": written.name}
-            copies_made = [op.output("Out")[0] for op in main.global_block().ops if op.type == "assign"]
-            exe = paddle.static.Executor(paddle.CPUPlace())
-            feed = {"x": np.arange(6, dtype="float32").reshape(2, 3) - 2.0}
-            expected = exe.run(main, feed=feed, fetch_list=[out])[0]
-            assert legacy_inline._drop_copies(main, set(names.values())) == 1
-            left = [op.output("Out")[0] for op in main.global_block().ops if op.type == "assign"]
-            assert left == [name for name in copies_made if name != names["dropped"]]
-            readers = [op for op in main.global_block().ops if op.type == "scale" and y.name in op.input_arg_names]
-            assert readers, "the dropped copy's reader reads the original"
-            np.testing.assert_array_equal(exe.run(main, feed=feed, fetch_list=[out])[0], expected)
-    finally:
-        paddle.disable_static()
+    with legacy_static_graph():
+        main = paddle.static.Program()
+        with paddle.static.program_guard(main, paddle.static.Program()):
+            x = paddle.static.data("x", [2, 3], "float32")
+            y = paddle.nn.functional.relu(x)
+            dropped = paddle.assign(y)  # nothing writes y or the copy after it
+            before_write = paddle.assign(x)  # x is written after it
+            paddle.assign(x * 2.0, output=x)
+            written = paddle.assign(y)  # the copy is written again
+            paddle.assign(written * 5.0, output=written)
+            not_a_copy = paddle.assign(y)  # made by the user, not by the op
+            out = dropped * 1.0 + before_write + written + not_a_copy + x
+        names = {"dropped": dropped.name, "before_write": before_write.name, "written": written.name}
+        copies_made = [op.output("Out")[0] for op in main.global_block().ops if op.type == "assign"]
+        exe = paddle.static.Executor(paddle.CPUPlace())
+        feed = {"x": np.arange(6, dtype="float32").reshape(2, 3) - 2.0}
+        expected = exe.run(main, feed=feed, fetch_list=[out])[0]
+        assert len(legacy_inline._drop_copies(main, lambda op: op.output("Out")[0] in names.values())) == 1
+        left = [op.output("Out")[0] for op in main.global_block().ops if op.type == "assign"]
+        assert left == [name for name in copies_made if name != names["dropped"]]
+        readers = [op for op in main.global_block().ops if op.type == "scale" and y.name in op.input_arg_names]
+        assert readers, "the dropped copy's reader reads the original"
+        np.testing.assert_array_equal(exe.run(main, feed=feed, fetch_list=[out])[0], expected)
+
+
+def test_an_inlined_legacy_training_program_computes_what_its_pylayer_ops_did() -> None:
+    """`legacy_inline.inline_training` on a Program IR program built by hand with the
+    framework's `static_pylayer` and `paddle.static.gradients`: backward's block declares a
+    local under the global loss's name (its own in the op's scope: renamed, the loss is not
+    overwritten) and returns no gradient for `y` (the op writes zeros: `fill_any_like`). The
+    program runs no pylayer op after it, gives the same loss and gradients, and the index
+    backward starts at moves by the ops forward gained. to_static training of every case on
+    paddle 2.6.2 runs inlined too (test_cases.py's to_static and train modes)."""
+    import numpy as np
+    import paddle
+    from pylayer2static_runtime import legacy_inline
+
+    with legacy_static_graph():
+        main = paddle.static.Program()
+        with paddle.static.program_guard(main, paddle.static.Program()):
+            x = paddle.static.data("x", [2, 3], "float32")
+            y = paddle.static.data("y", [2, 3], "float32")
+            x.stop_gradient = y.stop_gradient = False
+            loss = main.global_block().create_var(name="loss", dtype="float32", shape=[])
+
+            def backward_fn(dz):
+                local = main.current_block().create_var(name="loss", dtype="float32", shape=[2, 3])
+                paddle.assign(dz * 3.0, output=local)
+                return local + 1.0, None
+
+            z = paddle.static.nn.static_pylayer(lambda a, b: paddle.nn.functional.relu(a) * b, [x, y], backward_fn)
+            paddle.assign(paddle.mean(z), output=loss)
+            backward_start = len(main.global_block().ops) + 1  # after the loss gradient's fill
+            grad_x, grad_y = paddle.static.gradients([loss], [x, y])
+        exe = paddle.static.Executor(paddle.CPUPlace())
+        feed = {"x": np.arange(6, dtype="float32").reshape(2, 3) - 2.0, "y": np.full((2, 3), 2.0, "float32")}
+        fetch = [loss.name, grad_x.name, grad_y.name]
+        expected = exe.run(main, feed=feed, fetch_list=fetch)
+        types = [op.type for op in main.global_block().ops]
+        assert "pylayer_grad" in types
+        moved = legacy_inline.inline_training(main, backward_start, set(fetch))
+        types = [op.type for op in main.global_block().ops]
+        assert "pylayer" not in types and "pylayer_grad" not in types
+        assert types[moved - 1:moved + 1] == ["fill_any_like", "assign"]  # the loss gradient, then its assign_grad
+        got = exe.run(main, feed=feed, fetch_list=fetch)
+        for want, have in zip(expected, got):
+            np.testing.assert_array_equal(have, want)
+        assert not got[2].any()
