@@ -18,7 +18,7 @@ from paddle.base.framework import Operator, Parameter, Variable  # paddle 2.6.2 
 
 from . import patch
 from .errors import PyLayerContractError, aliased_write_error
-from .legacy_inline import CLASS_ATTR, InliningHook, inline_pylayers
+from .legacy_inline import CLASS_ATTR, InliningHook, inline_pylayers, inline_training
 
 LOG = logging.getLogger("pylayer2static_runtime")
 
@@ -356,6 +356,21 @@ def _refusing_inlined_training(append_backward_desc: Callable[..., Any]) -> Call
     return append_backward_desc_unless_inlined
 
 
+def _then_inlined(add_feed_fetch_ops: Callable[..., Any]) -> Callable[..., Any]:
+    """`_add_feed_fetch_ops` (paddle 2.6.2 base/executor.py `_get_program_and_executor`): the
+    executor's copy of a static program, its pylayer ops and their `pylayer_grad` ops inlined
+    (`legacy_inline.inline_training`); the user's program keeps its ops, so a later
+    `paddle.static.gradients` still sees backward's."""
+
+    @functools.wraps(add_feed_fetch_ops)
+    def add_feed_fetch_ops_and_inline(*args: Any, **kwargs: Any) -> Any:
+        program = add_feed_fetch_ops(*args, **kwargs)
+        inline_training(program, 0, set())
+        return program
+
+    return add_feed_fetch_ops_and_inline
+
+
 def install() -> None:
     """Let `paddle.jit.save` export a program with more than one `pylayer` op, and refuse
     training a loaded export that holds a PyLayer's ops inlined.
@@ -368,6 +383,7 @@ def install() -> None:
     (the op's `blocks` attribute is what drops the backward block), so while it runs the
     list keeps its blocks and every id keeps naming its block.
     """
+    from paddle.base import executor
     from paddle.jit import translated_layer
     from paddle.jit.dy2static import partial_program
     from paddle.static import io
@@ -377,5 +393,6 @@ def install() -> None:
                   _checked_and_inlined)
     patch.install("legacy.PartialProgramLayer.set_hooker", partial_program.PartialProgramLayer, "set_hooker",
                   _inlining_after)
+    patch.install("legacy.executor._add_feed_fetch_ops", executor, "_add_feed_fetch_ops", _then_inlined)
     patch.install("legacy.refuse_inlined_training", translated_layer._ProgramHolder, "_append_backward_desc",
                   _refusing_inlined_training)

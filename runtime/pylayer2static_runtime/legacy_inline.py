@@ -190,7 +190,8 @@ def inline_training(program: Any, backward_start: int, kept: Set[str]) -> int:
 
     A pylayer op of backward (a recompute's forward run again under `enable_grad`) arrives in
     the global block with its backward block's ops, and is inlined in turn. `kept`: the names
-    the layer feeds, fetches or reads gradients from, by name."""
+    the layer feeds, fetches or reads gradients from, by name. A static program the executor
+    runs is inlined the same way (its `backward_start`, 0, is not used)."""
     block = program.global_block()
     index = count = 0
     copies: Set[str] = set()

@@ -42,6 +42,9 @@ PATCHES: Dict[str, Patch] = {
     "legacy.PartialProgramLayer.set_hooker": Patch(
         "paddle.jit.dy2static.partial_program.PartialProgramLayer.set_hooker", "legacy.py", "process",
         "paddle 2.6.2 python/paddle/jit/dy2static/partial_program.py, program_translator.py `PrimHooker`"),
+    "legacy.executor._add_feed_fetch_ops": Patch(
+        "paddle.base.executor._add_feed_fetch_ops", "legacy.py", "process",
+        f"{_BOTH} python/paddle/base/executor.py `_get_program_and_executor` (Program IR programs)"),
     "collectives.all_gather_in_static_mode": Patch(
         "paddle.distributed.communication.stream.all_gather._all_gather_in_static_mode", "collectives.py", "process",
         "paddle 3.3.1 python/paddle/distributed/communication/stream/all_gather.py"),

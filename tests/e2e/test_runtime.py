@@ -81,29 +81,37 @@ def test_a_failed_to_static_build_forgets_its_records(transpile) -> None:
 @pytest.mark.parametrize("name", ["request_full", "nested_pylayer", "real_recompute_function", "aliasing"])
 def test_the_executor_runs_a_static_program_without_pylayer_ops(transpile, monkeypatch, name) -> None:
     """The user's static program keeps its pylayer ops (a later `paddle.static.gradients`
-    still sees backward's ops); on PIR the executor's copy holds their ops inlined, and no
-    pipe (paddle 2.6.2's executor runs the program as built)."""
+    still sees backward's ops); the executor's copy holds their ops inlined, and on PIR no
+    pipe."""
     from paddle.base import executor
 
     module = harness.load_module(transpile(case(name)), f"e2e_runtime_executor_{name}")
     programs = []
-    make = executor._StandaloneExecutor
-
-    def recording(place, plan, scope):
-        programs.extend(plan.ir_program(job) for job in plan.job_types())
-        return make(place, plan, scope)
-
     if harness.PIR:
+        make = executor._StandaloneExecutor
+
+        def recording(place, plan, scope):
+            programs.extend(plan.ir_program(job) for job in plan.job_types())
+            return make(place, plan, scope)
+
         monkeypatch.setattr(executor, "_StandaloneExecutor", recording)
+    else:
+        add_feed_fetch_ops = executor._add_feed_fetch_ops
+
+        def recording(*args, **kwargs):
+            programs.append(add_feed_fetch_ops(*args, **kwargs))
+            return programs[-1]
+
+        monkeypatch.setattr(executor, "_add_feed_fetch_ops", recording)
     state = harness.reference_state(module)
     result = harness.run_static(module, state)
     harness.assert_same(result, harness.run_eager(module, state), tol=harness.tolerance(module))
     assert result.pylayer_ops >= 1
     if harness.PIR:
-        ran = [p for p in programs if any(op.name() != "builtin.parameter" for op in p.global_block().ops)]
-        assert ran and all(harness.count_pylayer_ops(p) == 0 for p in ran)
-        pipes = [op.name() for p in ran for op in p.global_block().ops if op.name().startswith("cf.")]
+        programs = [p for p in programs if any(op.name() != "builtin.parameter" for op in p.global_block().ops)]
+        pipes = [op.name() for p in programs for op in p.global_block().ops if op.name().startswith("cf.")]
         assert pipes == []
+    assert programs and all(harness.count_pylayer_ops(p) == 0 for p in programs)
 
 
 def test_pylayer_ops_holding_control_flow(transpile) -> None:
@@ -191,7 +199,7 @@ def test_an_inlined_legacy_export_drops_only_the_copies_nothing_writes_around() 
         np.testing.assert_array_equal(exe.run(main, feed=feed, fetch_list=[out])[0], expected)
 
 
-def test_an_inlined_legacy_training_program_computes_what_its_pylayer_ops_did() -> None:
+def test_an_inlined_legacy_training_program_computes_what_its_pylayer_ops_did(monkeypatch) -> None:
     """`legacy_inline.inline_training` on a Program IR program built by hand with the
     framework's `static_pylayer` and `paddle.static.gradients`: backward's block declares a
     local under the global loss's name (its own in the op's scope: renamed, the loss is not
@@ -201,6 +209,7 @@ def test_an_inlined_legacy_training_program_computes_what_its_pylayer_ops_did() 
     paddle 2.6.2 runs inlined too (test_cases.py's to_static and train modes)."""
     import numpy as np
     import paddle
+    from paddle.base import executor
     from pylayer2static_runtime import legacy_inline
 
     with legacy_static_graph():
@@ -220,17 +229,18 @@ def test_an_inlined_legacy_training_program_computes_what_its_pylayer_ops_did() 
             paddle.assign(paddle.mean(z), output=loss)
             backward_start = len(main.global_block().ops) + 1  # after the loss gradient's fill
             grad_x, grad_y = paddle.static.gradients([loss], [x, y])
-        exe = paddle.static.Executor(paddle.CPUPlace())
         feed = {"x": np.arange(6, dtype="float32").reshape(2, 3) - 2.0, "y": np.full((2, 3), 2.0, "float32")}
         fetch = [loss.name, grad_x.name, grad_y.name]
-        expected = exe.run(main, feed=feed, fetch_list=fetch)
+        with monkeypatch.context() as framework_only:  # the executor's copy keeps its pylayer ops
+            framework_only.setattr(executor, "_add_feed_fetch_ops", executor._add_feed_fetch_ops.__wrapped__)
+            expected = paddle.static.Executor(paddle.CPUPlace()).run(main, feed=feed, fetch_list=fetch)
         types = [op.type for op in main.global_block().ops]
         assert "pylayer_grad" in types
         moved = legacy_inline.inline_training(main, backward_start, set(fetch))
         types = [op.type for op in main.global_block().ops]
         assert "pylayer" not in types and "pylayer_grad" not in types
         assert types[moved - 1:moved + 1] == ["fill_any_like", "assign"]  # the loss gradient, then its assign_grad
-        got = exe.run(main, feed=feed, fetch_list=fetch)
+        got = paddle.static.Executor(paddle.CPUPlace()).run(main, feed=feed, fetch_list=fetch)
         for want, have in zip(expected, got):
             np.testing.assert_array_equal(have, want)
         assert not got[2].any()
