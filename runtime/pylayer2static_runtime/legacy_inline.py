@@ -8,10 +8,11 @@ block in that same scope, so backward finds forward's variables by name, then co
 `<input>@GRAD` it wrote to the op's outside gradient name, `AssignLocalGradientToParentScope`,
 and fills zeros where it wrote none) and python/paddle/jit/dy2static/partial_program.py
 (`_append_backward_desc` hands the program after autodiff to `after_append_backward` and takes
-the forward end it returns). In one scope, with names unique across the blocks merged, the
-moved ops read and write what they did in the op's scope: numbers do not change. A call whose
-blocks cannot be merged so (a name its blocks share with the global block, a `Scope` read
-elsewhere) keeps its ops, with a debug log saying why.
+the forward end it returns). In one scope, with the blocks' locals renamed where they shadow a
+global name (`_unshadow`), the moved ops read and write what they did in the op's scope: numbers
+do not change. A call whose blocks cannot be merged so (a block that is not the global block's
+child, a `Scope` read by another op than its `pylayer_grad` in the global block) keeps its ops,
+with a debug log saying why.
 """
 import collections
 import logging
@@ -91,10 +92,10 @@ def _move_ops(global_block: Any, index: int, body: Any, cls: Optional[str]) -> i
         for child in _child_blocks(global_block.program, inner):
             child.desc.set_parent_idx(global_block.idx)
     moved = len(body.ops)
-    for _ in range(moved):
-        body._remove_op(0)
+    body.desc._remove_op(0, moved)
+    del body.ops[:]
     for name in list(body.vars):
-        body._remove_var(name)
+        body._remove_var(name, sync=False)
     return moved
 
 
@@ -108,9 +109,9 @@ def _inline(global_block: Any, index: int, copies: Set[str]) -> int:
     scopes = op.output("Scope")
     cls = op.attr(CLASS_ATTR) if op.has_attr(CLASS_ATTR) else None
     moved = _move_ops(global_block, index, body, cls)
-    global_block._remove_op(index + moved)
+    global_block._remove_op(index + moved, sync=False)
     for name in scopes:
-        global_block._remove_var(name)
+        global_block._remove_var(name, sync=False)
     return moved
 
 
@@ -171,10 +172,10 @@ def _inline_grad(global_block: Any, grad: Any, cls: Optional[str]) -> None:
     index = next(at for at, op in enumerate(global_block.ops) if op is grad)
     moved = _move_ops(global_block, index, backward, cls)
     for offset, (name, outside) in enumerate(zeros):
-        global_block._insert_op(
+        global_block._insert_op_without_sync(
             index + moved + offset, type="fill_any_like", inputs={"X": [name]}, outputs={"Out": [outside]},
             attrs={"value": 0.0, "dtype": -1, core.op_proto_and_checker_maker.kOpRoleAttrName(): _BACKWARD_ROLE})
-    global_block._remove_op(index + moved + len(zeros))
+    global_block._remove_op(index + moved + len(zeros), sync=False)
 
 
 def _log_kept(op: Any, why: str) -> None:
@@ -331,10 +332,10 @@ def _drop_copies(program: Any, is_copy: Callable[[Any], bool], kept: Set[str] = 
             continue
         dropped.append(at)
     for at in reversed(dropped):
-        block._remove_op(at)
+        block._remove_op(at, sync=False)
     for name in unused:
         if block.has_var(name):
-            block._remove_var(name)
+            block._remove_var(name, sync=False)
     return dropped
 
 

@@ -482,8 +482,9 @@ case links to its test.
 - **Exports and the programs executors run hold no pylayer op**: after autodiff (to_static
   training), for inference programs, in the executor's copy of a static program and in
   `jit.save`/`save_inference_model` exports, each pylayer op is replaced by its sub-block's ops
-  and its saved-tensor pipe by the saved values (PIR: `inline.py`; the 2.6.2 legacy IR, exports
-  only: `legacy.py`, control flow and nested pylayer ops included).
+  and its saved-tensor pipe by the saved values (PIR: `inline.py`; the 2.6.2 legacy IR:
+  `legacy_inline.py`, with each `pylayer_grad` op replaced by its backward block's ops),
+  control flow and nested pylayer ops included.
   So the predictor's passes see ordinary ops, and every case's export runs in the predictor's
   default CPU configuration (oneDNN on, no pass deleted; outputs within float32 rounding of
   eager's, rtol 1e-5), the quantizer cases included. Except, on 3.3.1, the two cases marked
