@@ -14,7 +14,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
 
 import paddle
 from paddle.base import core
-from paddle.base.framework import Operator, Parameter, Variable  # paddle 2.6.2 (also 3.3.1 with PIR off)
+from paddle.base.framework import Parameter, Variable  # paddle 2.6.2 (also 3.3.1 with PIR off)
 
 from . import patch
 from .errors import PyLayerContractError, aliased_write_error
@@ -372,8 +372,10 @@ def _then_inlined(add_feed_fetch_ops: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def install() -> None:
-    """Let `paddle.jit.save` export a program with more than one `pylayer` op, and refuse
-    training a loaded export that holds a PyLayer's ops inlined.
+    """Let `paddle.jit.save` export a program with more than one `pylayer` op, inline pylayer
+    ops where programs run (to_static's through `InliningHook`, the executor's copy of a
+    static program) and are exported, and refuse training a loaded export that holds a
+    PyLayer's ops inlined.
 
     paddle 2.6.2 and 3.3.1 static/io.py `normalize_program` drops each pylayer op's backward
     block with `copy_program.blocks.pop(block_id)`, by id, from the Python list of blocks:

@@ -211,7 +211,11 @@ class TwinLM(LoRALM):
         return paddle.matmul(x, p.weight) + paddle.matmul(paddle.matmul(x, p.lora_a), p.lora_b) * LORA_SCALE
 
     def mlp(self, x: Any, block: Block) -> Any:
-        return paddle.matmul(F.silu(paddle.matmul(x, block.w_gate)) * paddle.matmul(x, block.w_up), block.w_down)
+        # The PyLayer's forward in its order (both projections, then the activation): an
+        # export of either model then holds the same ops in the same order.
+        gate = paddle.matmul(x, block.w_gate)
+        up = paddle.matmul(x, block.w_up)
+        return paddle.matmul(F.silu(gate) * up, block.w_down)
 
     def loss(self, hidden: Any, weight: Any, labels: Any) -> Any:
         # The PyLayer's forward, op for op (not F.cross_entropy's fused op): an export of
