@@ -18,7 +18,7 @@ from paddle.base.framework import Parameter, Variable  # paddle 2.6.2 (also 3.3.
 
 from . import patch
 from .errors import PyLayerContractError, aliased_write_error
-from .legacy_inline import CLASS_ATTR, InliningHook, inline_pylayers, inline_training
+from .legacy_inline import CLASS_ATTR, InliningHook, inline_pylayers, inline_training, inlined_classes
 
 LOG = logging.getLogger("pylayer2static_runtime")
 
@@ -331,7 +331,7 @@ def _inlining_after(set_hooker: Callable[..., Any]) -> Callable[..., Any]:
 def _inlined_classes(program_desc: Any) -> List[str]:
     block = program_desc.block(0)
     ops = [block.op(i) for i in range(block.op_size())]
-    return sorted({op.attr(CLASS_ATTR) for op in ops if op.has_attr(CLASS_ATTR)})
+    return inlined_classes(ops)
 
 
 def _refusing_inlined_training(append_backward_desc: Callable[..., Any]) -> Callable[..., Any]:

@@ -23,8 +23,9 @@ from paddle.base.framework import Operator
 
 LOG = logging.getLogger("pylayer2static_runtime")
 CLASS_ATTR = "p2s_pylayer"
-"""The attribute naming a PyLayer class (module.qualname) on its pylayer op and, in an
-export, on the ops inlining takes out of it (as PIR's inline.CLASS_ATTR)."""
+"""The attribute naming a PyLayer class (module.qualname) on its pylayer op, and on the ops
+inlining takes out of it until their copies are dropped; an export keeps it on one op, naming
+every class inlined (comma-separated: `inlined_classes`)."""
 _BACKWARD_ROLE = int(core.op_proto_and_checker_maker.OpRole.Backward)
 
 
@@ -219,6 +220,7 @@ def inline_training(program: Any, backward_start: int, kept: Set[str]) -> int:
     grads = {name + core.grad_var_suffix() for name in copies}
     dropped = _drop_copies(program, lambda op: (
         op.has_attr(CLASS_ATTR) or op.output("Out")[0] in copies or op.input("X")[0] in grads), kept)
+    _unmark(block.ops)
     LOG.debug("inlined %d pylayer op(s) of a training program, dropped %d copies", count, len(dropped))
     return backward_start - sum(1 for at in dropped if at < backward_start)
 
@@ -251,9 +253,29 @@ def inline_pylayers(program: Any, kept: Set[str] = frozenset()) -> int:
         _inline(block, index, copies)
         count += 1
     if count:
-        dropped = _drop_copies(program, lambda op: op.has_attr(CLASS_ATTR) or op.output("Out")[0] in copies, kept)
+        marked = [op for op in block.ops if op.has_attr(CLASS_ATTR)]
+        keeper = marked[0] if marked else None
+        if keeper is not None:
+            keeper._set_attr(CLASS_ATTR, ",".join(sorted({op.attr(CLASS_ATTR) for op in marked})))
+        dropped = _drop_copies(program, lambda op: op is not keeper and (
+            op.has_attr(CLASS_ATTR) or op.output("Out")[0] in copies), kept)
+        _unmark([op for op in block.ops if op is not keeper])
         LOG.debug("inlined %d pylayer op(s) of an inference program, dropped %d copies", count, len(dropped))
     return count
+
+
+def _unmark(ops: List[Any]) -> None:
+    """Take `CLASS_ATTR` off `ops`: a string attribute on each op cost paddle 2.6.2's predictor
+    some 2 % of the tiny LM's latency (`tests/bench/twins.py`), and the executor nothing it
+    needs."""
+    for op in ops:
+        if op.has_attr(CLASS_ATTR):
+            op.desc.remove_attr(CLASS_ATTR)
+
+
+def inlined_classes(ops: List[Any]) -> List[str]:
+    """The PyLayer classes whose ops an inlined export holds, as `inline_pylayers` named them."""
+    return sorted({name for op in ops if op.has_attr(CLASS_ATTR) for name in op.attr(CLASS_ATTR).split(",")})
 
 
 class _Uses:

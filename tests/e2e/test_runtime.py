@@ -244,3 +244,39 @@ def test_an_inlined_legacy_training_program_computes_what_its_pylayer_ops_did(mo
         for want, have in zip(expected, got):
             np.testing.assert_array_equal(have, want)
         assert not got[2].any()
+
+
+def test_an_inlined_legacy_export_names_every_class_on_one_op(monkeypatch) -> None:
+    """`legacy_inline.inline_pylayers` on a Program IR program built by hand: a PyLayer whose
+    forward returns its input (its block holds only the copy into the op's output) and one
+    that computes. One op is left carrying `CLASS_ATTR`, naming both classes, so training a
+    loaded 2.6.2 export is refused for either (`legacy._refusing_inlined_training`); the others
+    carry none (an attribute per op cost 2.6.2's predictor some 2 %), and the program computes
+    the same."""
+    import numpy as np
+    import paddle
+    from paddle.base import executor
+    from pylayer2static_runtime import legacy_inline
+
+    with legacy_static_graph():
+        main = paddle.static.Program()
+        with paddle.static.program_guard(main, paddle.static.Program()):
+            x = paddle.static.data("x", [2, 3], "float32")
+            passed = paddle.static.nn.static_pylayer(lambda v: v, [x], lambda d: d)
+            computed = paddle.static.nn.static_pylayer(lambda v: paddle.nn.functional.relu(v) * 2.0, [passed],
+                                                       lambda d: d)
+            out = computed + 1.0
+        pylayers = [op for op in main.global_block().ops if op.type == "pylayer"]
+        for op, name in zip(pylayers, ("m.PassThrough", "m.Doubled")):
+            op._set_attr(legacy_inline.CLASS_ATTR, name)
+        feed = {"x": np.arange(6, dtype="float32").reshape(2, 3) - 2.0}
+        with monkeypatch.context() as framework_only:  # the executor's copy keeps its pylayer ops
+            framework_only.setattr(executor, "_add_feed_fetch_ops", executor._add_feed_fetch_ops.__wrapped__)
+            expected = paddle.static.Executor(paddle.CPUPlace()).run(main, feed=feed, fetch_list=[out])[0]
+        assert legacy_inline.inline_pylayers(main, {out.name}) == 2
+        ops = main.global_block().ops
+        assert [op.type for op in ops if op.type == "pylayer"] == []
+        assert legacy_inline.inlined_classes(ops) == ["m.Doubled", "m.PassThrough"]
+        assert sum(op.has_attr(legacy_inline.CLASS_ATTR) for op in ops) == 1
+        got = paddle.static.Executor(paddle.CPUPlace()).run(main, feed=feed, fetch_list=[out])[0]
+        np.testing.assert_array_equal(got, expected)
