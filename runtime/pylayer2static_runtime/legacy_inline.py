@@ -265,11 +265,11 @@ def inline_pylayers(program: Any, kept: Set[str] = frozenset()) -> int:
 
 
 def _unmark(ops: List[Any]) -> None:
-    """Take `CLASS_ATTR` off `ops`: a string attribute on each op cost paddle 2.6.2's predictor
-    some 2 % of the tiny LM's latency (`tests/bench/twins.py`), and the executor nothing it
-    needs."""
+    """Take `CLASS_ATTR` off the inlined ones of `ops` (a pylayer op left keeps it): a string
+    attribute on each op cost paddle 2.6.2's predictor some 2 % of the tiny LM's latency
+    (`tests/bench/twins.py`), and the executor needs none."""
     for op in ops:
-        if op.has_attr(CLASS_ATTR):
+        if op.type != "pylayer" and op.has_attr(CLASS_ATTR):
             op.desc.remove_attr(CLASS_ATTR)
 
 
