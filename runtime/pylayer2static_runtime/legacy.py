@@ -18,7 +18,8 @@ from paddle.base.framework import Parameter, Variable  # paddle 2.6.2 (also 3.3.
 
 from . import patch
 from .errors import PyLayerContractError, aliased_write_error
-from .legacy_inline import CLASS_ATTR, InliningHook, inline_pylayers, inline_training, inlined_classes
+from .legacy_inline import (CLASS_ATTR, InliningHook, child_blocks, inline_pylayers, inline_training, inlined_classes,
+                            keep_sub_block_variables)
 
 LOG = logging.getLogger("pylayer2static_runtime")
 
@@ -189,14 +190,42 @@ class LegacyAdapter:
 
     def finish(self) -> None:
         """Remove the backward block's stand-ins, as the framework does for its own context;
-        then let the inputs backward returned None for stop gradient (`_no_gradient_stops`)."""
+        then let the inputs backward returned None for stop gradient (`_no_gradient_stops`),
+        and give the ops of backward's inner blocks backward's role (`_backward_role_within`)."""
         for block, name in self._declared:
             if block.has_var(name):
                 block._remove_var(name)
         if self._declared:
             self._declared[0][0].program._sync_with_cpp()
         self._declared = []
-        _no_gradient_stops(paddle.static.default_main_program().current_block())
+        block = paddle.static.default_main_program().current_block()
+        _no_gradient_stops(block)
+        _backward_role_within(block)
+
+
+def _backward_role_within(block: Any) -> None:
+    """The ops of the blocks inside the op's backward block (control flow, a recompute's
+    nested pylayer op) get backward's role, as backward's own ops do (static_pylayer.py
+    `complete_backward_block` marks those only).
+
+    An eval program is a clone for test (paddle 2.6.2 prune.cc `PruneBackward`), which drops
+    every block left without ops once the backward-role ones are gone; a block still holding
+    ops whose parent was dropped fails the clone ("The origin parent block id is not found in
+    pruned_progin_block_id_map"): to_static in eval mode of a PyLayer whose backward holds an
+    `if` failed so, as the framework's own path does.
+    """
+    op = block.ops[-1] if block.ops else None
+    ids = op._blocks_attr_ids("blocks") if op is not None and op.type == "pylayer" else []
+    if len(ids) < 2:
+        return
+    role_name = core.op_proto_and_checker_maker.kOpRoleAttrName()
+    backward_role = int(core.op_proto_and_checker_maker.OpRole.Backward)
+    inner = [child for op in block.program.block(ids[1]).ops for child in child_blocks(block.program, op)]
+    while inner:
+        child = inner.pop()
+        for op in child.ops:
+            op._set_attr(role_name, backward_role)
+            inner.extend(child_blocks(block.program, op))
 
 
 def _no_gradient_stops(block: Any) -> None:
@@ -241,32 +270,12 @@ def _keeping_block_ids(normalize: Callable[..., Any]) -> Callable[..., Any]:
 
         with patch.swapped("legacy.Program.clone", paddle.static.Program, "clone", clone_keeping_block_ids):
             normalized = normalize(*args, **kwargs)
-        _keep_sub_block_variables(args[0], normalized)
+        keep_sub_block_variables(args[0], normalized)
         refuse_aliased_writes(normalized)
         inline_pylayers(normalized)
         return normalized
 
     return normalize_program
-
-
-def _keep_sub_block_variables(program: Any, normalized: Any) -> None:
-    """Declare again, in `normalized`'s global block, the global variables of `program` that
-    only sub-blocks use.
-
-    Pruning for inference (paddle 2.6.2 `Program._prune_with_input`) keeps the global
-    block's variables that its remaining ops use and does not look into a pylayer op's
-    blocks. Two kinds live there but are used only inside one: a parameter (a frozen weight
-    a recompute PyLayer's run function uses without passing it to `apply`), which is then
-    not saved, and the output of an in-place write (`out[i:j] = x`: set_value's output is
-    created in the global block, LayerHelper `_create_global_variable_for_type_inference`).
-    The exported program then fails ("... not in VariableScope").
-    """
-    source, top = program.global_block(), normalized.global_block()
-    for block in normalized.blocks[1:]:
-        for op in block.ops:
-            for name in op.input_arg_names + op.output_arg_names:
-                if block._find_var_recursive(name) is None and source.has_var(name):
-                    top._clone_variable(source.var(name), force_persistable=False)
 
 
 def _writes(op: Any, names: Set[str]) -> bool:

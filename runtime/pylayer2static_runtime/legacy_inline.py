@@ -65,7 +65,7 @@ def _unshadow(global_block: Any, blocks: List[Any], own: Set[str] = frozenset())
                 _rename(block, name, fresh.setdefault(name, _fresh_name(global_block.program, name)))
 
 
-def _child_blocks(program: Any, op: Any) -> List[Any]:
+def child_blocks(program: Any, op: Any) -> List[Any]:
     """The blocks op's attributes hold (a conditional_block's, a while's, a pylayer's)."""
     blocks = []
     for name in op.attr_names:
@@ -90,7 +90,7 @@ def _move_ops(global_block: Any, index: int, body: Any, cls: Optional[str]) -> i
         if cls is not None:
             desc._set_str_attr(CLASS_ATTR, cls)
         global_block.ops.insert(index + offset, Operator(global_block, desc))
-        for child in _child_blocks(global_block.program, inner):
+        for child in child_blocks(global_block.program, inner):
             child.desc.set_parent_idx(global_block.idx)
     moved = len(body.ops)
     body.desc._remove_op(0, moved)
@@ -149,7 +149,7 @@ def _rename(block: Any, old: str, new: str) -> None:
             op._rename_input(old, new)
             op._rename_output(old, new)
     for op in block.ops:
-        for child in _child_blocks(block.program, op):
+        for child in child_blocks(block.program, op):
             _rename(child, old, new)
 
 
@@ -361,6 +361,27 @@ def _drop_copies(program: Any, is_copy: Callable[[Any], bool], kept: Set[str] = 
     return dropped
 
 
+def keep_sub_block_variables(program: Any, pruned: Any) -> None:
+    """Declare again, in `pruned`'s global block, the global variables of `program` that only
+    sub-blocks use.
+
+    Pruning for inference (paddle 2.6.2 `Program._prune_with_input` for an export, prune.cc
+    `PruneBackward` for the eval program's clone for test) keeps the global block's variables
+    that its remaining ops use and does not look into a pylayer op's blocks. Two kinds live
+    there but are used only inside one: a parameter (a frozen weight a recompute PyLayer's run
+    function uses without passing it to `apply`), which an export then does not save, and the
+    output of an in-place write (`out[i:j] = x`: set_value's output is created in the global
+    block, LayerHelper `_create_global_variable_for_type_inference`). The program then fails
+    ("... not in VariableScope"), inlined or not.
+    """
+    source, top = program.global_block(), pruned.global_block()
+    for block in pruned.blocks[1:]:
+        for op in block.ops:
+            for name in op.input_arg_names + op.output_arg_names:
+                if block._find_var_recursive(name) is None and source.has_var(name):
+                    top._clone_variable(source.var(name), force_persistable=False)
+
+
 class InliningHook:
     """A `PartialProgramLayerHook` (paddle 2.6.2 partial_program.py) that inlines to_static's
     programs: the training program after autodiff, the eval program as it is made. It passes
@@ -386,5 +407,6 @@ class InliningHook:
         return whole_program, backward_start
 
     def after_infer(self, infer_program: Any) -> Any:
+        keep_sub_block_variables(self._layer._origin_main_program, infer_program)
         inline_pylayers(infer_program, self._kept())
         return self.inner.after_infer(infer_program) if self.inner else infer_program

@@ -163,6 +163,23 @@ def _run_pylayer_ops(model: Any) -> int:
     return count_pylayer_ops(ran.forward_program) + count_pylayer_ops(ran.backward_program)
 
 
+def run_eval(module: Any, state: Dict[str, np.ndarray], to_static: bool) -> Result:
+    """The model in eval mode (`model.eval()`, under `paddle.no_grad`), eagerly or under
+    `paddle.jit.to_static(full_graph=True)`: its outputs, and for to_static the pylayer ops of
+    the program run (2.6.2: the layer's eval program, a clone for test of the forward one)."""
+    model = _model(module, state)
+    model.eval()
+    fn = paddle.jit.to_static(model, full_graph=True) if to_static else model
+    with paddle.no_grad():
+        outputs = fn(*[paddle.to_tensor(array) for array in input_arrays(module)])
+    result = Result([t.numpy() for t in _tensor_leaves(outputs)], {})
+    if not to_static:
+        return result
+    _, (_, layer) = fn.forward.program_cache.last()
+    ran = layer.infer_program.program if PIR else layer.infer_program
+    return result._replace(run_pylayer_ops=count_pylayer_ops(ran))
+
+
 def run_sot(module: Any, state: Dict[str, np.ndarray]) -> Result:
     """`paddle.jit.to_static` with the framework's default (bytecode/SOT) path."""
     return _dynamic(module, state, lambda model: paddle.jit.to_static(model, full_graph=False))

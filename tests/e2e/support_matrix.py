@@ -448,6 +448,13 @@ case links to its test.
   backward is built on a copy of the traced program where that tensor does not exist, so
   building it raises a `PyLayerContractError` saying to pass the tensor to `apply` (the
   framework would fail at run time or abort). Pure static programs run it.
+- **to_static in eval mode** (`model.eval()`; `tests/e2e/test_cases.py`
+  `test_case_in_eval_mode`, every case): equal to eager on both versions, the program run
+  holding no pylayer op. On paddle 2.6.2 that program is a clone for test of the forward
+  program, which drops the backward blocks; the framework's own path fails there for a PyLayer
+  whose backward holds control flow or another PyLayer (`control_flow`, `nested_pylayer`: "The
+  origin parent block id is not found in pruned_progin_block_id_map"), as the transpiled one
+  did before the runtime gave the ops of backward's inner blocks backward's role.
 - **Forward-only PyLayers** (no backward): eager raises only if a gradient is requested.
   PIR does the same; the legacy IR (2.6.2), which builds backward with the op, refuses the
   op when it is built if an input needs a gradient.
