@@ -18,8 +18,8 @@ from paddle.base.framework import Parameter, Variable  # paddle 2.6.2 (also 3.3.
 
 from . import patch
 from .errors import PyLayerContractError, aliased_write_error
-from .legacy_inline import (CLASS_ATTR, InliningHook, child_blocks, inline_pylayers, inline_training, inlined_classes,
-                            keep_sub_block_variables)
+from .legacy_inline import (BACKWARD_ROLE, CLASS_ATTR, ROLE_ATTR, InliningHook, child_blocks, inline_pylayers,
+                            inline_training, inlined_classes, keep_sub_block_variables)
 
 LOG = logging.getLogger("pylayer2static_runtime")
 
@@ -199,11 +199,15 @@ class LegacyAdapter:
             self._declared[0][0].program._sync_with_cpp()
         self._declared = []
         block = paddle.static.default_main_program().current_block()
-        _no_gradient_stops(block)
-        _backward_role_within(block)
+        op = block.ops[-1] if block.ops else None
+        ids = op._blocks_attr_ids("blocks") if op is not None and op.type == "pylayer" else []
+        if len(ids) > 1:
+            backward = block.program.block(ids[1])
+            _no_gradient_stops(op, backward)
+            _backward_role_within(backward)
 
 
-def _backward_role_within(block: Any) -> None:
+def _backward_role_within(backward: Any) -> None:
     """The ops of the blocks inside the op's backward block (control flow, a recompute's
     nested pylayer op) get backward's role, as backward's own ops do (static_pylayer.py
     `complete_backward_block` marks those only).
@@ -214,21 +218,15 @@ def _backward_role_within(block: Any) -> None:
     pruned_progin_block_id_map"): to_static in eval mode of a PyLayer whose backward holds an
     `if` failed so, as the framework's own path does.
     """
-    op = block.ops[-1] if block.ops else None
-    ids = op._blocks_attr_ids("blocks") if op is not None and op.type == "pylayer" else []
-    if len(ids) < 2:
-        return
-    role_name = core.op_proto_and_checker_maker.kOpRoleAttrName()
-    backward_role = int(core.op_proto_and_checker_maker.OpRole.Backward)
-    inner = [child for op in block.program.block(ids[1]).ops for child in child_blocks(block.program, op)]
+    inner = [child for op in backward.ops for child in child_blocks(backward.program, op)]
     while inner:
         child = inner.pop()
         for op in child.ops:
-            op._set_attr(role_name, backward_role)
-            inner.extend(child_blocks(block.program, op))
+            op._set_attr(ROLE_ATTR, BACKWARD_ROLE)
+            inner.extend(child_blocks(backward.program, op))
 
 
-def _no_gradient_stops(block: Any) -> None:
+def _no_gradient_stops(op: Any, backward: Any) -> None:
     """The op's inputs that backward returned None for stop gradient, so they get none.
 
     `pylayer_grad` declares a gradient output for every input (paddle 2.6.2 pylayer_op.cc
@@ -241,14 +239,9 @@ def _no_gradient_stops(block: Any) -> None:
     another path gives one. Every such input is this op's own copy (`op_inputs`), or
     stopped gradient already.
     """
-    op = block.ops[-1] if block.ops else None
-    ids = op._blocks_attr_ids("blocks") if op is not None and op.type == "pylayer" else []
-    if len(ids) < 2:
-        return
-    backward_block = block.program.block(ids[1])
     for name in op.input("Input"):
-        if not backward_block.has_var(name + core.grad_var_suffix()):
-            block._var_recursive(name).stop_gradient = True
+        if not backward.has_var(name + core.grad_var_suffix()):
+            op.block._var_recursive(name).stop_gradient = True
 
 
 class _BlocksKeptOnPop(list):

@@ -26,7 +26,8 @@ CLASS_ATTR = "p2s_pylayer"
 """The attribute naming a PyLayer class (module.qualname) on its pylayer op, and on the ops
 inlining takes out of it until their copies are dropped; an export keeps it on one op, naming
 every class inlined (comma-separated: `inlined_classes`)."""
-_BACKWARD_ROLE = int(core.op_proto_and_checker_maker.OpRole.Backward)
+ROLE_ATTR = core.op_proto_and_checker_maker.kOpRoleAttrName()
+BACKWARD_ROLE = int(core.op_proto_and_checker_maker.OpRole.Backward)
 
 
 def _why_kept(global_block: Any, op: Any) -> str:
@@ -175,7 +176,7 @@ def _inline_grad(global_block: Any, grad: Any, cls: Optional[str]) -> None:
     for offset, (name, outside) in enumerate(zeros):
         global_block._insert_op_without_sync(
             index + moved + offset, type="fill_any_like", inputs={"X": [name]}, outputs={"Out": [outside]},
-            attrs={"value": 0.0, "dtype": -1, core.op_proto_and_checker_maker.kOpRoleAttrName(): _BACKWARD_ROLE})
+            attrs={"value": 0.0, "dtype": -1, ROLE_ATTR: BACKWARD_ROLE})
     global_block._remove_op(index + moved + len(zeros), sync=False)
 
 
@@ -184,16 +185,15 @@ def _log_kept(op: Any, why: str) -> None:
         LOG.debug("pylayer op kept (%s): %s", why, op)
 
 
-def inline_training(program: Any, backward_start: int, kept: Set[str]) -> int:
-    """Inline the pylayer ops of to_static's training program (after autodiff) and their
-    `pylayer_grad` ops, then drop the copies they needed (`_drop_copies`: of their inputs and
-    outputs, of the gradients they read and return, and autodiff's of the input copies'
-    gradients); the index backward starts at after it.
+def _inline_calls(program: Any, backward_start: int) -> Tuple[int, Set[str], int]:
+    """Inline each pylayer op of the global block, with its `pylayer_grad` op where the program
+    has one (a training program after autodiff; an inference program has none); the number
+    inlined, their inputs, and the index backward starts at after it (forward grew by the ops
+    moved).
 
-    A pylayer op of backward (a recompute's forward run again under `enable_grad`) arrives in
-    the global block with its backward block's ops, and is inlined in turn. `kept`: the names
-    the layer feeds, fetches or reads gradients from, by name. A static program the executor
-    runs is inlined the same way (its `backward_start`, 0, is not used)."""
+    A pylayer op of backward (a recompute's forward run again under `enable_grad`) or of a
+    forward block (a nested PyLayer) arrives in the global block with its block's ops, and is
+    inlined in turn."""
     block = program.global_block()
     index = count = 0
     copies: Set[str] = set()
@@ -215,19 +215,37 @@ def inline_training(program: Any, backward_start: int, kept: Set[str]) -> int:
         if index < backward_start:
             backward_start += moved - 1
         count += 1
+    return count, copies, backward_start
+
+
+def _copies_of(copies: Set[str], keeper: Any = None) -> Callable[[Any], bool]:
+    """Whether an `assign` is one the inlined calls needed (`_drop_copies`' `is_copy`): one
+    their blocks made (marked `CLASS_ATTR`; but `keeper`), a copy of their inputs, or autodiff's
+    copy of such a copy's gradient."""
+    grads = {name + core.grad_var_suffix() for name in copies}
+    return lambda op: op is not keeper and (
+        op.has_attr(CLASS_ATTR) or op.output("Out")[0] in copies or op.input("X")[0] in grads)
+
+
+def inline_training(program: Any, backward_start: int, kept: Set[str]) -> int:
+    """Inline the pylayer ops of to_static's training program (after autodiff) and their
+    `pylayer_grad` ops (`_inline_calls`), then drop the copies they needed (`_drop_copies`: of
+    their inputs and outputs, of the gradients they read and return, and autodiff's of the
+    input copies' gradients); the index backward starts at after it. `kept`: the names the
+    layer feeds, fetches or reads gradients from, by name. A static program the executor runs
+    is inlined the same way (its `backward_start`, 0, is not used)."""
+    count, copies, backward_start = _inline_calls(program, backward_start)
     if not count:
         return backward_start
-    grads = {name + core.grad_var_suffix() for name in copies}
-    dropped = _drop_copies(program, lambda op: (
-        op.has_attr(CLASS_ATTR) or op.output("Out")[0] in copies or op.input("X")[0] in grads), kept)
-    _unmark(block.ops)
+    dropped = _drop_copies(program, _copies_of(copies), kept)
+    _unmark(program.global_block().ops)
     LOG.debug("inlined %d pylayer op(s) of a training program, dropped %d copies", count, len(dropped))
     return backward_start - sum(1 for at in dropped if at < backward_start)
 
 
 def inline_pylayers(program: Any, kept: Set[str] = frozenset()) -> int:
     """Inline the pylayer ops of an inference program's global block (an export, or to_static's
-    program in eval mode: forward blocks only); the number inlined.
+    program in eval mode: forward blocks only, `_inline_calls`); the number inlined.
 
     An export's pylayer op costs a scope and an interpreter of its own per run, and the
     predictor's passes do not enter its block (paddle 2.6.2 fuses nothing there, and its
@@ -237,30 +255,20 @@ def inline_pylayers(program: Any, kept: Set[str] = frozenset()) -> int:
     An op of the block with blocks of its own (control flow, a nested pylayer op, inlined in
     turn) moves with them, reparented to the global block. Kept (debug log): an op whose block
     is not a child of the global block. `kept`: names read from outside the program by name
-    (to_static's outputs), which keep their writers as fetched names do.
+    (to_static's outputs), which keep their writers as fetched names do. One op keeps
+    `CLASS_ATTR`, naming every class inlined (`inlined_classes`).
     """
+    count, copies, _ = _inline_calls(program, 0)
+    if not count:
+        return 0
     block = program.global_block()
-    count = index = 0
-    copies: Set[str] = set()
-    while index < len(block.ops):
-        op = block.ops[index]
-        why = _why_kept(block, op) if op.type == "pylayer" else ""
-        if op.type != "pylayer" or why:
-            _log_kept(op, why)
-            index += 1
-            continue
-        _unshadow(block, [program.block(op._blocks_attr_ids("blocks")[0])])
-        _inline(block, index, copies)
-        count += 1
-    if count:
-        marked = [op for op in block.ops if op.has_attr(CLASS_ATTR)]
-        keeper = marked[0] if marked else None
-        if keeper is not None:
-            keeper._set_attr(CLASS_ATTR, ",".join(sorted({op.attr(CLASS_ATTR) for op in marked})))
-        dropped = _drop_copies(program, lambda op: op is not keeper and (
-            op.has_attr(CLASS_ATTR) or op.output("Out")[0] in copies), kept)
-        _unmark([op for op in block.ops if op is not keeper])
-        LOG.debug("inlined %d pylayer op(s) of an inference program, dropped %d copies", count, len(dropped))
+    marked = [op for op in block.ops if op.has_attr(CLASS_ATTR)]
+    keeper = marked[0] if marked else None
+    if keeper is not None:
+        keeper._set_attr(CLASS_ATTR, ",".join(sorted({op.attr(CLASS_ATTR) for op in marked})))
+    dropped = _drop_copies(program, _copies_of(copies, keeper), kept)
+    _unmark([op for op in block.ops if op is not keeper])
+    LOG.debug("inlined %d pylayer op(s) of an inference program, dropped %d copies", count, len(dropped))
     return count
 
 
