@@ -191,6 +191,22 @@ class PirAdapter:
             yield
 
     @staticmethod
+    def set_grad_mode(mode: bool) -> bool:
+        """PIR builds ops by the framework's own grad mode (paddle 3.3.1
+        paddle/base/dygraph/base.py `is_grad_enabled` reads `core._has_grad`): an op built with
+        it off makes values that stop gradient."""
+        from paddle.base import core
+
+        outer = core._has_grad()
+        core._set_has_grad(mode)
+        return outer
+
+    @staticmethod
+    def forward_semantics(grad_off: Callable[[], bool]) -> Any:
+        """Nothing more: PIR marks the values itself by the mode (`set_grad_mode`)."""
+        return contextlib.nullcontext()
+
+    @staticmethod
     def body_semantics() -> Any:
         """Forward's and backward's sub-blocks need nothing special in PIR (ops go where
         the insertion point is)."""
