@@ -170,6 +170,10 @@ class LegacyAdapter:
             yield
 
     @staticmethod
+    def unmark_forward(arguments: List[Any]) -> None:
+        """Nothing: the Program IR's variables keep the marks (`forward_semantics`)."""
+
+    @staticmethod
     def backward_semantics() -> Any:
         """Backward's sub-block needs nothing special in the Program IR."""
         return contextlib.nullcontext()

@@ -207,6 +207,23 @@ class PirAdapter:
         return contextlib.nullcontext()
 
     @staticmethod
+    def unmark_forward(arguments: List[Any]) -> None:
+        """After forward's body is built (its code read `stop_gradient` as eager), its values
+        stop gradient as the framework builds them with grad mode on: a value stops gradient
+        when every operand does. The program's later passes read these flags (paddle 3.3.1
+        pir_partial_program.py splits forward from backward by them: a loaded export's
+        training then read a saved value backward did not get)."""
+        block = paddle.pir.get_current_insertion_point().block()
+        for op in block.ops:
+            operands = op.operands_source()
+            if op.name() in ("cf.yield", "cf.tuple_push") or not operands:
+                continue
+            stop = all(v.stop_gradient for v in operands if v is not None and v.initialized())
+            if op.name() != inline.PYLAYER:
+                for value in op.results():
+                    value.stop_gradient = stop
+
+    @staticmethod
     def body_semantics() -> Any:
         """Forward's and backward's sub-blocks need nothing special in PIR (ops go where
         the insertion point is)."""
