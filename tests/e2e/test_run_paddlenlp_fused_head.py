@@ -53,6 +53,8 @@ class Criterion(paddle.nn.Layer):
 
     def forward(self, x, labels, mask):
         hidden = paddle.tanh(self.proj(x))
+        if not self.masked:  # the mask as ignore_index labels (the class's own mask then)
+            labels = paddle.where(mask > 0, labels, paddle.full_like(labels, -100))
         loss = fused_head_and_loss_fn(hidden, self.lm_head_weight, self.lm_head_bias, labels,
                                       mask if self.masked else None, False, VOCAB, 1, True, False,
                                       CHUNK, self.token_loss, -100)
