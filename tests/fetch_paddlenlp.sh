@@ -1,11 +1,17 @@
 #!/bin/sh
-# fetch_paddlenlp.sh DIR — the pinned paddlenlp wheel (public PyLayer code for the tests), into
-# DIR from the package index unless already there, checked against its sha256. Prints the
-# wheel's path; exits 1 with the reason when it cannot be had (never committed to the repo).
+# fetch_paddlenlp.sh DIR [VERSION] — a pinned paddlenlp wheel (public PyLayer code for the
+# tests), into DIR from the package index unless already there, checked against its sha256.
+# VERSION: 2.8.1 (default: the quick LoRA layers) or 3.0.0b4 (FusedHeadAndCrossEntropy, which
+# 2.8.1 does not have). Prints the wheel's path; exits 1 with the reason when it cannot be had
+# (never committed to the repo).
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
-NLP_VERSION=2.8.1
-NLP_SHA256=8cb5324ee5c39d29264ec5049ea5a6beeebb04a625b5a5c519b92475ea7d067f
+NLP_VERSION=${2:-2.8.1}
+case $NLP_VERSION in
+    2.8.1) NLP_SHA256=8cb5324ee5c39d29264ec5049ea5a6beeebb04a625b5a5c519b92475ea7d067f ;;
+    3.0.0b4) NLP_SHA256=294c81bd50ffcb609ac15c1f1769bfc807cea06d4dda5f614041bf19d42e9b3d ;;
+    *) echo "fetch_paddlenlp: no pinned sha256 for paddlenlp $NLP_VERSION" >&2; exit 1 ;;
+esac
 wheel=$1/paddlenlp-$NLP_VERSION-py3-none-any.whl
 mkdir -p "$1"
 if [ ! -f "$wheel" ]; then

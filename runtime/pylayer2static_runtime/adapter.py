@@ -51,6 +51,13 @@ class IrAdapter(Protocol):
     def backward_semantics(self) -> ContextManager[Any]:
         """The framework as backward's sub-block is built."""
 
+    def set_grad_mode(self, mode: bool) -> Any:
+        """Set the framework's grad mode for the ops built next; returns the mode before."""
+
+    def forward_semantics(self, grad_off: Callable[[], bool]) -> ContextManager[Any]:
+        """The framework as forward's sub-block is built: a value an op makes while
+        `grad_off()` stops gradient, as eager's forward under no_grad."""
+
     def body_semantics(self) -> ContextManager[Any]:
         """The framework as forward's or backward's sub-block is built."""
 

@@ -14,7 +14,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
 
 import paddle
 from paddle.base import core
-from paddle.base.framework import Parameter, Variable  # paddle 2.6.2 (also 3.3.1 with PIR off)
+from paddle.base.framework import Block, Parameter, Variable  # paddle 2.6.2 (also 3.3.1 with PIR off)
 
 from . import patch
 from .errors import PyLayerContractError, aliased_write_error
@@ -136,6 +136,42 @@ class LegacyAdapter:
             raise PyLayerContractError(message)
 
         return no_backward
+
+    @staticmethod
+    def set_grad_mode(mode: bool) -> None:
+        """Nothing: paddle 2.6.2's grad mode is the dygraph tracer's (none in a static
+        program); `forward_semantics` marks the values instead."""
+        return None
+
+    @staticmethod
+    @contextlib.contextmanager
+    def forward_semantics(grad_off: Callable[[], bool]) -> Iterator[None]:
+        """While forward's sub-block is built: the variables an op declares in its block
+        stop gradient while `grad_off()`, as eager's under no_grad do.
+
+        The Program IR has no grad mode: paddle 2.6.2 `Block.append_op` (base/framework.py)
+        stops an output's gradient only when every input stops it (`pass_stop_gradient`), so
+        `hidden_states.reshape(...)` in a forward read `stop_gradient=False` where eager reads
+        True. Only variables declared in the op's own block are marked: forward's arguments
+        (declared in the op's parent block) keep theirs, as eager's do.
+        """
+        append = Block.append_op
+
+        def append_op(self: Any, *args: Any, **kwargs: Any) -> Any:
+            op = append(self, *args, **kwargs)
+            if grad_off() and op is not None:
+                for name in op.output_arg_names:
+                    var = self.vars.get(name)
+                    if var is not None and not isinstance(var, Parameter):
+                        var.stop_gradient = True
+            return op
+
+        with patch.swapped("legacy.Block.append_op", Block, "append_op", append_op):
+            yield
+
+    @staticmethod
+    def unmark_forward(arguments: List[Any]) -> None:
+        """Nothing: the Program IR's variables keep the marks (`forward_semantics`)."""
 
     @staticmethod
     def backward_semantics() -> Any:

@@ -409,7 +409,15 @@ class InliningHook:
 
     def after_append_backward(self, whole_program: Any, backward_start: int) -> Tuple[Any, int]:
         names = self._kept() | {name for names in self._layer._grad_var_names.values() for name in names}
-        backward_start = inline_training(whole_program, backward_start, names)
+        # paddle 2.6.2 partial_program.py `_append_backward_desc` passes the index of the
+        # first op after the outputs' `fill_any_like`s counting one per output, a Python
+        # value (`return 1, None, y, "tag"`) too, which has none; it takes that count off
+        # again for forward's end. Inlining counts in ops: the ops it drops before the true
+        # index are forward's, those after it backward's. Taking a copy of backward's for
+        # forward's cut forward short of its outputs' writers ("memory's size is 0").
+        outputs = self._layer._outputs
+        values = len(outputs.tolist()) - len(outputs.var_ids)
+        backward_start = inline_training(whole_program, backward_start - values, names) + values
         if self.inner:
             return self.inner.after_append_backward(whole_program, backward_start)
         return whole_program, backward_start

@@ -92,10 +92,48 @@ def _as_static(value: Any) -> Any:
 
 class _Building:
     """How many backward functions are being built (they can call PyLayers), and the grad
-    mode of the one innermost (`paddle.enable_grad()` inside it turns it on)."""
+    mode of the one innermost (`paddle.enable_grad()` inside it turns it on); the grad mode
+    of the forward body being built innermost, None when the innermost body is no forward."""
 
     backward_depth = 0
     backward_mode: Any = False
+    forward_mode: Optional[bool] = None
+
+
+@contextlib.contextmanager
+def eager_forward_grad_mode(adapter: IrAdapter) -> Iterator[None]:
+    """Build forward with grad mode off, as eager runs it, unless it turns it on.
+
+    Eager calls forward with grad mode off (paddle 3.3.1 and 2.6.2
+    paddle/fluid/pybind/eager_py_layer.cc `pylayer_method_apply`: `egr::AutogradMeta`-free
+    outputs, `paddle.is_grad_enabled()` False there): every tensor forward's own ops make
+    reads `stop_gradient=True`, while its arguments keep theirs. Code that decides what to
+    compute by reading it (PaddleNLP's FusedHeadAndCrossEntropy computes the hidden states'
+    gradient in forward only when `hidden_states.reshape(...).stop_gradient`, always in
+    eager) would otherwise take the other branch, silently. `no_grad`, `enable_grad` and
+    `set_grad_enabled` go through `is_grad_enabled`/`_set_grad_enabled` of
+    paddle/base/dygraph/base.py, swapped here; how a value made with the mode off stops
+    gradient is the IR's (`adapter.forward_semantics`: PIR's own flag, the Program IR's ops
+    marked). The mode is restored after forward, so the ops outside it are built as before.
+    """
+    from paddle.base.dygraph import base
+
+    outer = _Building.forward_mode
+
+    def set_mode(mode: Any) -> None:
+        _Building.forward_mode = bool(mode)
+        adapter.set_grad_mode(bool(mode))
+
+    outer_flag = adapter.set_grad_mode(False)
+    _Building.forward_mode = False
+    try:
+        with patch.swapped("op.is_grad_enabled", base, "is_grad_enabled", lambda: bool(_Building.forward_mode)), \
+                patch.swapped("op.set_grad_enabled", base, "_set_grad_enabled", set_mode), \
+                adapter.forward_semantics(lambda: _Building.forward_mode is False):
+            yield
+    finally:
+        _Building.forward_mode = outer
+        adapter.set_grad_mode(outer_flag)
 
 
 class _BackwardEntry:
@@ -238,12 +276,16 @@ class _Build:
         flat = flat_slots(self.arguments, adapter.is_tensor)
         self.inputs = _Inputs(flat, adapter.op_inputs(flat.tensors()))
         self.outputs: Optional[_Outputs] = None
+        self.needs_grad = False  # set by `op` before forward is built
 
     def op(self) -> Any:
         """Build the op; forward's result, its tensors the op's outputs."""
-        needs_grad = self.adapter.grad_enabled() and any(
+        # Inside a forward, the mode is forward's (off unless it turns it on), as in eager.
+        grad_enabled = self.adapter.grad_enabled() if _Building.forward_mode is None else _Building.forward_mode
+        needs_grad = grad_enabled and any(
             not self.inputs.values[i].stop_gradient for slot in self.inputs.flat.slots for i in slot.tensors
         )
+        self.needs_grad = needs_grad
         if self.forward_only:
             backward = self.adapter.forward_only_backward(self._no_backward_message(), self.inputs.values, needs_grad)
         else:
@@ -266,7 +308,8 @@ class _Build:
         """forward's sub-block: forward run on the op's inputs; the tensors it returns."""
         arguments = structure.pack_as(self.layout.arguments, self.inputs.flat.with_tensors(list(tensors)))
         args, kwargs = self.layout.forward_call(list(arguments))
-        with converted_code_semantics(), body_rules(self.cls, "forward", self.adapter, list(tensors)):
+        with converted_code_semantics(), body_rules(self.cls, "forward", self.adapter, list(tensors)), \
+                eager_forward_grad_mode(self.adapter):
             out = structure.map_leaves(inplace.latest, self.forward(self.ctx, *args, **kwargs))
             carried = [inplace.latest(value) for value in context.carried_leaves(self.state)]
         flat = flat_slots(result_items(out), self.adapter.is_tensor)
@@ -277,9 +320,29 @@ class _Build:
                 "one output to be a tensor, or a list/tuple directly holding tensors",
                 "forward",
             )
-        self.outputs = _Outputs(out, flat, [value.stop_gradient for value in carried])
+        self.outputs = _Outputs(out, flat, self._carried_stop_gradient(carried, flat))
+        self.adapter.unmark_forward(list(tensors))
         self.adapter.save(carried)
         return flat.tensors()
+
+    def _carried_stop_gradient(self, carried: List[Any], flat: Flat) -> List[bool]:
+        """Whether each tensor ctx carries to backward stops gradient there, as in eager.
+
+        A tensor forward made stops gradient (grad mode is off in forward), but one it also
+        returns is, in eager, the output itself, which `apply` then gives the op's gradient
+        (`_returned`): a backward that reads it (Tanh saving its output) is differentiable
+        through it, as a double backward asks.
+        """
+        tensors = flat.tensors()
+        in_output_slot = {i for slot in flat.slots for i in slot.tensors}
+        stops = []
+        for value in carried:
+            index = next((i for i in in_output_slot if self.adapter.same(tensors[i], value)), None)
+            if index is None:
+                stops.append(value.stop_gradient)
+            else:
+                stops.append(not self.needs_grad or self._gets_no_gradient(tensors[index]))
+        return stops
 
     def backward_block(self, *grads: Any) -> List[Any]:
         """backward's sub-block: backward run on the output gradients; one gradient (or
@@ -297,12 +360,16 @@ class _Build:
         slot_grads = slot_gradients(list(grads), outputs.flat.slots)
         self._check_backward_arity(len(slot_grads))
         _Building.backward_depth += 1
+        # A backward built inside a forward (the legacy IR builds a nested op's with it) is
+        # no forward body: its ops are built as backward's own.
+        forward_mode, _Building.forward_mode = _Building.forward_mode, None
         try:
             with converted_code_semantics(), self.adapter.backward_semantics(), eager_backward_grad_mode(), \
                     no_autograd_backward(self.cls), body_rules(self.cls, "backward", self.adapter, []):
                 result = structure.map_leaves(inplace.latest, self.static_backward(self.ctx, *slot_grads))
         finally:
             _Building.backward_depth -= 1
+            _Building.forward_mode = forward_mode
         flat = self._input_grads(result)
         if self.adapter.foreign_value(flat) is not None:
             raise contract_error(

@@ -131,6 +131,9 @@ PATCHES: Dict[str, Patch] = {
     "sot.parameter_recorder.get": Patch(
         "paddle.jit.dy2static.parameter_recorder.ParametersRecorder.get (the recorder's)", "sot.py", "build",
         "paddle 3.3.1 python/paddle/jit/dy2static/parameter_recorder.py, jit/sot/infer_meta.py"),
+    "legacy.Block.append_op": Patch(
+        "paddle.base.framework.Block.append_op", "legacy.py", "build",
+        f"{_BOTH} python/paddle/base/framework.py `Block.append_op` (`pass_stop_gradient`)"),
     "legacy.Variable.clone": Patch(
         "paddle.base.framework.Variable.clone", "legacy.py", "build",
         "paddle 2.6.2 python/paddle/base/framework.py, variable_index.py"),

@@ -191,6 +191,39 @@ class PirAdapter:
             yield
 
     @staticmethod
+    def set_grad_mode(mode: bool) -> bool:
+        """PIR builds ops by the framework's own grad mode (paddle 3.3.1
+        paddle/base/dygraph/base.py `is_grad_enabled` reads `core._has_grad`): an op built with
+        it off makes values that stop gradient."""
+        from paddle.base import core
+
+        outer = core._has_grad()
+        core._set_has_grad(mode)
+        return outer
+
+    @staticmethod
+    def forward_semantics(grad_off: Callable[[], bool]) -> Any:
+        """Nothing more: PIR marks the values itself by the mode (`set_grad_mode`)."""
+        return contextlib.nullcontext()
+
+    @staticmethod
+    def unmark_forward(arguments: List[Any]) -> None:
+        """After forward's body is built (its code read `stop_gradient` as eager), its values
+        stop gradient as the framework builds them with grad mode on: a value stops gradient
+        when every operand does. The program's later passes read these flags (paddle 3.3.1
+        pir_partial_program.py splits forward from backward by them: a loaded export's
+        training then read a saved value backward did not get)."""
+        block = paddle.pir.get_current_insertion_point().block()
+        for op in block.ops:
+            operands = op.operands_source()
+            if op.name() in ("cf.yield", "cf.tuple_push") or not operands:
+                continue
+            stop = all(v.stop_gradient for v in operands if v is not None and v.initialized())
+            if op.name() != inline.PYLAYER:
+                for value in op.results():
+                    value.stop_gradient = stop
+
+    @staticmethod
     def body_semantics() -> Any:
         """Forward's and backward's sub-blocks need nothing special in PIR (ops go where
         the insertion point is)."""
