@@ -34,7 +34,7 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 UNIT_WRAP = $(if $(filter %/test_transpile,$@),-Wl$(comma)--wrap=p2s_plan_build)
 
 .DELETE_ON_ERROR:
-.PHONY: all deps venv check unit golden cli e2e e2e-dist e2e-dist-doc lsp-test conformance demo bench bench-doc install clean wheel wheel-test matrix matrix-check
+.PHONY: all deps venv check unit golden cli e2e e2e-dist e2e-dist-doc lsp-test conformance stress demo bench bench-doc install clean wheel wheel-test matrix matrix-check
 
 all: $(BIN)
 
@@ -103,6 +103,12 @@ lsp-test: $(BIN) $(DEPS_STAMP)
 # venvs (tests/conformance/README.md).
 conformance: $(BIN) venv
 	sh tests/conformance/run.sh $(BIN)
+# The transpiled dygraph_to_static/test_pylayer.py run STRESS_RUNS times in fresh processes beside
+# busy ones, counting crashes (docs/RELIABILITY.md); STRESS_ARGS passes other options
+# (tests/stress/stress.py: --venv, --untranspiled, --perturb). Not part of check.
+STRESS_RUNS ?= 200
+stress: $(BIN) venv
+	$(PYTHON) tests/stress/stress.py $(BIN) --runs $(STRESS_RUNS) $(STRESS_ARGS)
 
 # Every suite, then one combined `N passed, N failed` line (scripts/check.sh).
 check: $(BIN) $(UNIT_BIN) venv
