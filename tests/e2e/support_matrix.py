@@ -52,8 +52,12 @@ ITEMS = {
     "7 across modules": [f"tree:{n}" for n in tree_cases.case_names()],
     "8 eager's slot rules": ["list_structures", "star_kwonly_kwargs", "fewer_grads_lora", "forward_only",
                              "inplace_writes", "decorator_forms"],
-    "9 real-world code": [os.path.splitext(f)[0] for f in sorted(os.listdir(CASES_DIR)) if f.startswith("real_")],
+    "9 real-world code": [os.path.splitext(f)[0] for f in sorted(os.listdir(CASES_DIR)) if f.startswith("real_")]
+    + ["library:FusedHeadAndCrossEntropy"],
 }
+# Library classes run from their installed package (`pylayer2static run --package`): row name,
+# the test module that installs the package and trains with it.
+LIBRARY_ROWS = {"library:FusedHeadAndCrossEntropy": "test_run_paddlenlp_fused_head"}
 
 
 def _item(case: str) -> str:
@@ -339,8 +343,26 @@ def rows(binary: str) -> List[Tuple[str, ...]]:
         transpiled_tree = tree_cases.import_cases(tree_out)
         for name, original in tree_cases.ORIGINALS.items():
             out.append(_model_row(f"tree:{name}", original, transpiled_tree[name], framework[f"tree:{name}"]))
+        out.extend(_library_row(name, module, binary, tmp) for name, module in LIBRARY_ROWS.items())
     order = {case: i for i, case in enumerate(c for cases in ITEMS.values() for c in cases)}
     return sorted(out, key=lambda row: (_item(row[0]), order.get(row[0], 1 << 20), row[0]))
+
+
+def _library_row(name: str, module_name: str, binary: str, tmp: str) -> Tuple[str, ...]:
+    """A library class's row: the user's script run as it is (eager, and the framework's own
+    `to_static`) and through `pylayer2static run --package` (to_static, static, jit_save)."""
+    module = __import__(module_name)
+    site = os.path.join(tmp, f"{module_name}-site")
+    os.makedirs(site)
+    module.install(site)
+    framework = module.train(site, os.path.join(tmp, f"{module_name}-framework"), transpiled=False, binary=binary)
+    if "error" in framework or any("error" in run["eager"] for run in framework["runs"]):
+        return name, module.SUPPORT_ROW, f"❌ {framework.get('error', 'eager failed')}", "—", "—"
+    fw = module.differences(framework)["to_static"]
+    transpiled = module.differences(module.train(site, os.path.join(tmp, f"{module_name}-p2s"), transpiled=True,
+                                                 binary=binary))
+    cell = _pylayer2static_cell({mode: found[0] if found else None for mode, found in transpiled.items()})
+    return name, module.SUPPORT_ROW, "✅ runs", "✅ equal" if not fw else f"❌ {fw[0]}", cell
 
 
 def _ir(version: str) -> str:
@@ -353,6 +375,8 @@ def _test_path(case: str) -> str:
         return f"../tests/e2e/packages/p2scases/models/{case[5:]}.py"
     if case in ("double_backward", "train_after_load"):
         return f"../tests/e2e/special/{case}.py"
+    if case in LIBRARY_ROWS:
+        return f"../tests/e2e/{LIBRARY_ROWS[case]}.py"
     return f"../tests/e2e/cases/{case}.py"
 
 
@@ -426,6 +450,12 @@ modules of `packages/p2scases/models/` transpiled in tree mode), per framework v
   each compared with eager (rtol 1e-6, atol 1e-7; a case's own `TOLERANCE` says why when
   it has one). On 2.6.2 the modes a case leaves out of its `MODES_2_6` are marked as the
   framework bug named there.
+
+A `library:` row is a class of a library run from its installed package: the user's script
+of its test (`tests/e2e/test_run_*.py`) runs as it is (eager, and the framework's own
+`to_static`) and through `pylayer2static run --package` (the library transpiled on import), in
+the modes that test checks, at its tolerance (rtol 1e-5); the library file is the real one
+from the pinned wheel, fetched at test time.
 
 A ❌ gives the error type and the framework's message, or what differed from eager. The
 case links to its test.

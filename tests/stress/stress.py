@@ -83,7 +83,7 @@ def _expected(version):
 
 
 def _one_run(python, folder, env, timeout):
-    """(outcomes {test: outcome}, the test running when it ended or None, exit status or
+    """(outcomes {test: (outcome, detail)}, the test running when it ended or None, exit status or
     'timeout')."""
     out = os.path.join(folder, ".p2s-stress.jsonl")
     if os.path.exists(out):
@@ -109,7 +109,7 @@ def _one_run(python, folder, env, timeout):
                 if record["event"] == "start":
                     running = record["id"]
                 else:
-                    outcomes[record["id"]] = record["outcome"]
+                    outcomes[record["id"]] = (record["outcome"], record.get("detail", ""))
                     if record["id"] == running:
                         running = None
     return outcomes, running, status
@@ -152,10 +152,11 @@ def main(argv=None):
                 crashes += 1
                 print("stress: run %d died by %s during %s" % (
                     n, signal.Signals(-status).name, running), flush=True)
-            bad = sorted(t for t, o in outcomes.items() if o in ("fail", "error") and t not in expected)
-            if bad:
-                unexpected += len(bad)
-                print("stress: run %d: unexpected %s" % (n, ", ".join(bad)), flush=True)
+            bad = sorted((t, d) for t, (o, d) in outcomes.items() if o in ("fail", "error") and t not in expected)
+            unexpected += len(bad)
+            for test, detail in bad:
+                lines = [line for line in detail.strip().splitlines() if line.strip()]
+                print("stress: run %d: unexpected %s: %s" % (n, test, lines[-1][:300] if lines else "?"), flush=True)
     finally:
         for process in busy:
             process.kill()
