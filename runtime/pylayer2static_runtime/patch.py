@@ -33,6 +33,10 @@ PATCHES: Dict[str, Patch] = {
         "paddle.autograd.ir_backward.append_backward", "pir.py", "process",
         "paddle 3.3.1 python/paddle/autograd/ir_backward.py `append_backward`, optimizer.py "
         "`_pir_create_optimization_pass`"),
+    "pir.RunnableProgram._get_program_all_values": Patch(
+        "paddle.jit.dy2static.pir_partial_program.RunnableProgram._get_program_all_values", "pir.py", "process",
+        "paddle 3.3.1 python/paddle/jit/dy2static/pir_partial_program.py, paddle/fluid/pybind/pir.cc "
+        "(`Block.kwargs` bound by reference)"),
     "legacy.io.normalize_program": Patch(
         "paddle.static.io.normalize_program", "legacy.py", "process",
         f"{_BOTH} python/paddle/static/io.py `normalize_program`"),

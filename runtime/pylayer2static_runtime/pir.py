@@ -316,8 +316,38 @@ def _gradients_as_none(compute: Callable[..., Any], pairs: bool) -> Callable[...
     return none_for_no_gradient
 
 
+def _extend_values(block: Any, values: List[Any]) -> None:
+    values.extend(block.kwargs().values())
+    for op in block.ops:
+        values.extend(op.results())
+        for inner in op.blocks():
+            _extend_values(inner, values)
+
+
+def _program_all_values(program: Any) -> List[Any]:
+    """Every value of `program`, as paddle 3.3.1 `RunnableProgram._get_program_all_values`
+    lists them (a block's keyword arguments, then each op's results and its blocks', depth
+    first), without the reference cycle its nested function makes.
+
+    That cycle (`extend_values` calls itself through its closure, whose other cell holds the
+    list) keeps the list alive until the cyclic garbage collector runs, and the list holds the
+    `Block.kwargs()` values, which paddle binds by reference (paddle/fluid/pybind/pir.cc:
+    Python objects that point into the block and own nothing, registered by pybind11 under
+    that address). Once the program is freed (a to_static function dropped) and before a
+    collection, pybind11 hands such a stale object back in place of a fresh copy whenever a
+    temporary C++ value lands at its address (`get_used_external_value`, `operands_source`),
+    and it then reads freed memory: the segfault in PIR autodiff of docs/RELIABILITY.md, seen
+    with the framework's own path too. Listed here, the values go when the caller drops them.
+    """
+    values: List[Any] = []
+    _extend_values(program.global_block(), values)
+    return values
+
+
 def install() -> None:
-    """Let a static program's optimizer skip a parameter that a PyLayer gives no gradient.
+    """Let a static program's optimizer skip a parameter that a PyLayer gives no gradient,
+    and list a to_static program's values without keeping them past their program
+    (`_program_all_values`).
 
     A backward that returns None for a trainable parameter (a LoRA layer in its merged,
     inference form) leaves a null value as that parameter's gradient in paddle 3.3.1
@@ -327,7 +357,11 @@ def install() -> None:
     skips it; so does the framework for a parameter no path reaches.
     """
     from paddle.autograd import ir_backward
+    from paddle.jit.dy2static.pir_partial_program import RunnableProgram
 
+    if hasattr(RunnableProgram, "_get_program_all_values"):
+        patch.install("pir.RunnableProgram._get_program_all_values", RunnableProgram, "_get_program_all_values",
+                      lambda listing: _program_all_values)
     patch.install("pir.ir_backward.grad", ir_backward, "grad", lambda grad: _gradients_as_none(grad, pairs=False))
     patch.install("pir.ir_backward.append_backward", ir_backward, "append_backward",
                   lambda append: _gradients_as_none(append, pairs=True))

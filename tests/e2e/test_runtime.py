@@ -280,3 +280,40 @@ def test_an_inlined_legacy_export_names_every_class_on_one_op(monkeypatch) -> No
         assert sum(op.has_attr(legacy_inline.CLASS_ATTR) for op in ops) == 1
         got = paddle.static.Executor(paddle.CPUPlace()).run(main, feed=feed, fetch_list=[out])[0]
         np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.skipif(not harness.PIR, reason="the Program IR has no RunnableProgram")
+def test_listing_a_to_static_programs_values_keeps_none_past_the_call(transpile) -> None:
+    """A to_static program's values, listed (paddle 3.3.1 `RunnableProgram._get_program_all_values`,
+    for its name map), go when the caller drops them: no reference cycle keeps them for the
+    garbage collector. Kept, the keyword arguments among them (bound by reference) outlive their
+    program and pybind11 hands them back for fresh values: the segfault in PIR autodiff of
+    docs/RELIABILITY.md. The framework's own listing leaves a cycle; the runtime's lists the same
+    values in the same order."""
+    import gc
+
+    import paddle
+    from paddle.jit.dy2static.pir_partial_program import RunnableProgram
+
+    module = harness.load_module(transpile(case("saved_tensors")), "e2e_runtime_values_listing")
+    state = harness.reference_state(module)
+    model = paddle.jit.to_static(harness._model(module, state), full_graph=True)
+    out = model(*[paddle.to_tensor(a, stop_gradient=False) for a in harness.input_arrays(module)])
+    del out
+    train = model.forward.get_concrete_program(
+        *[paddle.to_tensor(a, stop_gradient=False) for a in harness.input_arrays(module)])[1].train_program
+    program = train.backward_program
+    assert program.global_block().kwargs(), "a backward program takes the values it reads as keyword arguments"
+    expected = list(program.global_block().kwargs().values())
+    for op in program.global_block().ops:
+        expected.extend(op.results())
+    gc.collect()
+    gc.disable()
+    try:
+        values = RunnableProgram._get_program_all_values(program)
+        assert len(values) >= len(expected)
+        assert all(a.is_same(b) for a, b in zip(values, expected))
+        del values
+        assert gc.collect() == 0, "listing the values left a reference cycle holding them"
+    finally:
+        gc.enable()
