@@ -159,6 +159,7 @@ class Run:
         self.results = {}        # test id -> (outcome, detail), in the order they finished
         self.seconds = 0.0
         self.problem = ""        # crash, timeout, load error: why tests may be missing
+        self.status = None       # the exit status (negative: the signal), None after a timeout
 
     def __call__(self, timeout):
         folder, name = os.path.split(self.path)
@@ -177,7 +178,7 @@ class Run:
                 self.problem = "could not start %s: %s" % (self.python, e)
                 return self
             try:
-                rc = proc.wait(timeout=timeout)
+                rc = self.status = proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, 9)
                 proc.wait()

@@ -28,7 +28,6 @@ Standard library only.
 """
 
 import argparse
-import json
 import os
 import shutil
 import signal
@@ -82,39 +81,6 @@ def _expected(version):
     return {test for (pattern, test) in entries if conformance.version_matches(pattern, version)}
 
 
-def _one_run(python, folder, env, timeout):
-    """(outcomes {test: (outcome, detail)}, the test running when it ended or None, exit status or
-    'timeout')."""
-    out = os.path.join(folder, ".p2s-stress.jsonl")
-    if os.path.exists(out):
-        os.remove(out)
-    with open(os.devnull, "w") as devnull:
-        proc = subprocess.Popen([python, conformance.RUNNER, MODULE], cwd=folder,
-                                env=dict(env, P2S_CONFORMANCE_OUT=out), stdout=devnull,
-                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
-        try:
-            status = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            status = "timeout"
-    outcomes, running = {}, None
-    if os.path.exists(out):
-        with open(out, encoding="utf-8", errors="replace") as f:
-            for line in f:
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    continue  # a line cut short by a crash
-                if record["event"] == "start":
-                    running = record["id"]
-                else:
-                    outcomes[record["id"]] = (record["outcome"], record.get("detail", ""))
-                    if record["id"] == running:
-                        running = None
-    return outcomes, running, status
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("binary")
@@ -131,9 +97,8 @@ def main(argv=None):
         raise SystemExit("stress: %s is missing (run 'make venv')" % python)
     version = _framework_version(python)
     expected = _expected(version)
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
-    if args.perturb:
-        env["GLIBC_TUNABLES"] = "glibc.malloc.perturb=170"
+    if args.perturb:  # conformance.Run passes this process's environment on
+        os.environ["GLIBC_TUNABLES"] = "glibc.malloc.perturb=170"
     work = tempfile.mkdtemp(prefix="p2s-stress-")
     busy = [subprocess.Popen([sys.executable, "-c", BUSY]) for _ in range(args.load)]
     crashes = unexpected = timeouts = 0
@@ -144,15 +109,16 @@ def main(argv=None):
             version, args.venv, "untranspiled" if args.untranspiled else "transpiled", TEST_FILE,
             args.runs, args.load, ", malloc perturbation" if args.perturb else ""), flush=True)
         for n in range(1, args.runs + 1):
-            outcomes, running, status = _one_run(python, folder, env, args.timeout)
-            if status == "timeout":
+            run = conformance.Run(python, os.path.join(folder, MODULE + ".py"), "transpiled")(args.timeout)
+            running = next((t for t, (o, _) in run.results.items() if o == "crash"), None)
+            if run.status is None:
                 timeouts += 1
-                print("stress: run %d timed out during %s" % (n, running), flush=True)
-            elif status < 0:
+                print("stress: run %d %s" % (n, run.problem.split(";")[0]), flush=True)
+            elif run.status < 0:
                 crashes += 1
                 print("stress: run %d died by %s during %s" % (
-                    n, signal.Signals(-status).name, running), flush=True)
-            bad = sorted((t, d) for t, (o, d) in outcomes.items() if o in ("fail", "error") and t not in expected)
+                    n, signal.Signals(-run.status).name, running), flush=True)
+            bad = sorted((t, d) for t, (o, d) in run.results.items() if o in ("fail", "error") and t not in expected)
             unexpected += len(bad)
             for test, detail in bad:
                 lines = [line for line in detail.strip().splitlines() if line.strip()]
