@@ -58,6 +58,10 @@ class IrAdapter(Protocol):
         """The framework as forward's sub-block is built: a value an op makes while
         `grad_off()` stops gradient, as eager's forward under no_grad."""
 
+    def unmark_forward(self) -> None:
+        """After forward's sub-block is built: its values stop gradient as the framework's
+        later passes expect."""
+
     def body_semantics(self) -> ContextManager[Any]:
         """The framework as forward's or backward's sub-block is built."""
 

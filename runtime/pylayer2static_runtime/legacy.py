@@ -170,7 +170,7 @@ class LegacyAdapter:
             yield
 
     @staticmethod
-    def unmark_forward(arguments: List[Any]) -> None:
+    def unmark_forward() -> None:
         """Nothing: the Program IR's variables keep the marks (`forward_semantics`)."""
 
     @staticmethod

@@ -321,7 +321,7 @@ class _Build:
                 "forward",
             )
         self.outputs = _Outputs(out, flat, self._carried_stop_gradient(carried, flat))
-        self.adapter.unmark_forward(list(tensors))
+        self.adapter.unmark_forward()
         self.adapter.save(carried)
         return flat.tensors()
 

@@ -207,7 +207,7 @@ class PirAdapter:
         return contextlib.nullcontext()
 
     @staticmethod
-    def unmark_forward(arguments: List[Any]) -> None:
+    def unmark_forward() -> None:
         """After forward's body is built (its code read `stop_gradient` as eager), its values
         stop gradient as the framework builds them with grad mode on: a value stops gradient
         when every operand does. The program's later passes read these flags (paddle 3.3.1
@@ -216,12 +216,11 @@ class PirAdapter:
         block = paddle.pir.get_current_insertion_point().block()
         for op in block.ops:
             operands = op.operands_source()
-            if op.name() in ("cf.yield", "cf.tuple_push") or not operands:
+            if op.name() in ("cf.yield", "cf.tuple_push", inline.PYLAYER) or not operands:
                 continue
             stop = all(v.stop_gradient for v in operands if v is not None and v.initialized())
-            if op.name() != inline.PYLAYER:
-                for value in op.results():
-                    value.stop_gradient = stop
+            for value in op.results():
+                value.stop_gradient = stop
 
     @staticmethod
     def body_semantics() -> Any:
