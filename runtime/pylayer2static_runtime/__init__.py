@@ -6,9 +6,10 @@ backward sub-block (see `PyLayerOp`).
 """
 from .apply import apply, applier, register
 from .context import StaticContext
-from .errors import PyLayerContractError
+from .core.errors import PyLayerContractError
+from .core.layout import DEFAULT
 from .importhook import install_import_hook
-from .layout import DEFAULT
+from .install import install
 from .op import PyLayerOp
 
 __version__ = "0.1.0"
@@ -21,6 +22,7 @@ __all__ = [
     "__version__",
     "apply",
     "applier",
+    "install",
     "install_import_hook",
     "register",
     "require",
@@ -35,3 +37,6 @@ def require(version: str) -> None:
             f"pylayer2static_runtime=={version}, but {__version__} is installed; "
             f"regenerate it or install the matching runtime"
         )
+
+
+install()

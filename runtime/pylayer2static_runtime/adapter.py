@@ -1,13 +1,11 @@
 """`IrAdapter`: what `PyLayerOp` asks of an IR, one implementation per IR.
 
-`PirAdapter` (pir.py, paddle 3.x PIR `paddle.pir.Value`) and `LegacyAdapter` (legacy.py,
+`PirAdapter` (pir/adapter.py, paddle 3.x PIR `paddle.pir.Value`) and `LegacyAdapter` (legacy/adapter.py,
 the Program IR of paddle 2.6 and of 3.x with PIR off, `paddle.static.Variable`) differ in
 how `static_pylayer` takes inputs, carries saved tensors to backward and builds backward
 (with the op, or at autodiff time); op.py is written against this protocol only.
 """
 from typing import Any, Callable, ContextManager, Dict, List, Optional, Protocol, Tuple
-
-import paddle
 
 
 class IrAdapter(Protocol):
@@ -25,6 +23,12 @@ class IrAdapter(Protocol):
 
     def same(self, a: Any, b: Any) -> bool:
         """Whether two tensors are one."""
+
+    def latest(self, value: Any) -> Any:
+        """`value` as the in-place writes followed so far in the program being built left it."""
+
+    def record_write(self, target: Any, out: Any) -> None:
+        """Record that `out` is `target` after an in-place write."""
 
     def own_gradient(self, value: Any, gradients: List[Any]) -> bool:
         """Whether backward may return `value` as it is (no copy) as an input's gradient."""
@@ -72,14 +76,20 @@ class IrAdapter(Protocol):
         """After the op is built: clean up what building it left."""
 
 
+_IRS: List[Tuple[Callable[[], bool], Callable[[bool], IrAdapter]]] = []
+"""(whether a program of the IR is being built, the IR's adapter for an op), innermost IR
+first: set once, by `install.py`."""
+
+
+def register_ir(building: Callable[[], bool], adapter: Callable[[bool], IrAdapter]) -> None:
+    """Make `adapter(inside_backward)` the adapter of the programs for which `building()`."""
+    _IRS.append((building, adapter))
+
+
 def adapter_for_program(inside_backward: bool) -> IrAdapter:
     """The adapter of the program being built; `inside_backward`: the op is built inside
     another op's backward."""
-    # paddle 3.3.1 / 2.6.2: `in_pir_mode()` is True while a PIR program is built.
-    if paddle.base.framework.in_pir_mode():
-        from .pir import PirAdapter
-
-        return PirAdapter(inside_backward=inside_backward)
-    from .legacy import LegacyAdapter
-
-    return LegacyAdapter()
+    for building, adapter in _IRS:
+        if building():
+            return adapter(inside_backward)
+    raise RuntimeError("pylayer2static: no IR of the runtime builds this program (install() was not run)")

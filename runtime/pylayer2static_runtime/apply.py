@@ -7,15 +7,11 @@ the generic path (the call as written, bound once to forward's signature by the 
 `PyLayerOp`) for classes without one (classes made inside functions, calls made before registration).
 """
 import functools
-from typing import Any, Callable, Dict
+from typing import Any, Callable
 
 import paddle
 
-from . import collectives, dy2static, legacy, sot
-from .layout import written
-from .op import PyLayerOp
-
-_BUILDERS: Dict[type, Callable[..., Any]] = {}
+from . import builders, sot
 
 
 def _layer_class(layer: Any) -> type:
@@ -37,22 +33,10 @@ def register(cls: type) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator: make the decorated function the static-graph builder of `cls`."""
 
     def decorator(builder: Callable[..., Any]) -> Callable[..., Any]:
-        _BUILDERS[cls] = builder
+        builders.register(cls, builder)
         return paddle.jit.not_to_static(builder)
 
     return decorator
-
-
-def builder_of(cls: type) -> Callable[..., Any]:
-    """The registered builder of `cls`, or the generic one."""
-    builder = _BUILDERS.get(cls)
-    if builder is not None:
-        return builder
-
-    def generic(*args: Any, **kwargs: Any) -> Any:
-        return PyLayerOp(cls, args, kwargs).build(forward=cls.forward, backward=cls.backward)
-
-    return generic
 
 
 @sot.one_call_in_graph
@@ -68,11 +52,7 @@ def apply(layer: Any, *args: Any, **kwargs: Any) -> Any:
         return layer.apply(*args, **kwargs)
     if paddle.in_dynamic_mode():
         return sot.run_eagerly(cls.apply, *args, **kwargs)
-    # The builder binds the call to forward's parameters; each argument carries its place
-    # in the call as written through it to `PyLayerOp`, since eager matches backward's
-    # return values to the arguments in that order (positional ones, then keywords as written).
-    marked_args, marked_kwargs = written(args, kwargs)
-    return builder_of(cls)(*marked_args, **marked_kwargs)
+    return builders.build_call(cls, args, kwargs)
 
 
 def applier(layer: Any) -> Callable[..., Any]:
@@ -89,20 +69,3 @@ def applier(layer: Any) -> Callable[..., Any]:
 
     apply_layer.__qualname__ = f"{cls.__qualname__}.apply"
     return apply_layer
-
-
-def _install_pir() -> None:
-    try:
-        from . import inline, pir, reload
-    except ImportError:  # paddle 2.6.2: no PIR pylayer ops, nothing to install
-        return
-    pir.install()
-    inline.install()
-    reload.install()
-
-
-sot.install()
-dy2static.install()
-legacy.install()
-collectives.install()
-_install_pir()

@@ -10,7 +10,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import paddle
 
-from . import structure
+from .core import structure
 
 _STATE = "_p2s_state"
 

@@ -20,6 +20,7 @@ import types
 import weakref
 from typing import Any, Callable, List, Optional
 
+from . import framework
 from .dy2static import restore_mangling
 
 _CONVERTED: "weakref.WeakKeyDictionary[Any, Callable[..., Any]]" = weakref.WeakKeyDictionary()
@@ -106,7 +107,6 @@ def _rebuilt(obj: Any, user: Any, converted: Any, depth: int = 0) -> Any:
 def _converted_without_decorators(fn: types.FunctionType) -> Callable[..., Any]:
     """`fn`'s body converted by dy2static, its decorators left out (they run natively)."""
     from paddle.jit.dy2static import program_translator as translator
-    from paddle.jit.dy2static import utils as dy2static_utils
 
     gast = translator.gast
     source = translator.func_to_source_code(fn)
@@ -117,7 +117,7 @@ def _converted_without_decorators(fn: types.FunctionType) -> Callable[..., Any]:
     _keep_numpy_calls(root, gast)
     root = translator.attach_origin_info(root, fn)
     root = translator._FUNCTION_CACHE._dygraph_to_static.get_static_ast(root)
-    if fn.__closure__ and not hasattr(dy2static_utils, "wrap_as_closure"):
+    if fn.__closure__ and not framework.converts_closures():
         _wrap_in_factory(root, fn, gast)
         factory, _ = translator.ast_to_func(root, fn)
         converted = _with_cells_of(fn, factory())

@@ -31,7 +31,7 @@ import inspect
 import types
 from typing import Any, Callable, Dict, List, Set, Tuple
 
-from . import patch
+from . import framework, patch
 
 
 def _class_attribute(self: Any, name: str) -> Any:
@@ -174,32 +174,12 @@ def _targets_as_written(visit: Callable[..., Any]) -> Callable[..., Any]:
     return visit_attribute
 
 
-def _keep_shape_targets() -> None:
-    try:
-        from paddle.jit.dy2static.transformers.tensor_shape_transformer import TensorShapeTransformer
-    except ImportError:  # paddle 2.6.2
-        from paddle.jit.dy2static.tensor_shape_transformer import TensorShapeTransformer
-    patch.install("dy2static.shape_targets", TensorShapeTransformer, "visit_Attribute", _targets_as_written)
-
-
-@functools.lru_cache(maxsize=None)
-def parameter_recorder() -> Any:
-    """The PIR module of dy2static's per-program records: paddle 3.3.1 keeps it in
-    jit/dy2static, 2.6.2 to 3.2.2 in jit/pir_dy2static. Found once: on 2.6.2 the failed first
-    import searched the path again at every in-place map lookup (some 35 µs each)."""
-    try:
-        from paddle.jit.dy2static import parameter_recorder as module
-    except ImportError:
-        from paddle.jit.pir_dy2static import parameter_recorder as module
-    return module
-
-
 def _program_records() -> List[Any]:
     """The objects holding dy2static's records by `id(program)`: the legacy IR's and PIR's."""
     from paddle.jit.dy2static.program_translator import ProgramTranslator
 
     translator = ProgramTranslator.get_instance()
-    recorder = parameter_recorder()
+    recorder = framework.parameter_recorder()
     return [translator._params_recorder, translator._inplace_map,
             recorder._global_parameter_recorder, recorder._global_inplace_map]
 
@@ -247,7 +227,8 @@ def install() -> None:
     from paddle.jit.dy2static.py_layer import StaticPyLayer
 
     _forget_failed_builds()
-    _keep_shape_targets()
+    patch.install("dy2static.shape_targets", framework.tensor_shape_transformer(), "visit_Attribute",
+                  _targets_as_written)
 
     patch.install("dy2static.StaticPyLayer.__getattr__", StaticPyLayer, "__getattr__", lambda absent: _class_attribute)
     patch.install("dy2static.StaticPyLayer.__init__", StaticPyLayer, "__init__", _deferred_init)

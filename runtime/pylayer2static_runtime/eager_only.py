@@ -13,19 +13,13 @@
   gives an object that refuses every attribute at the user's line, with what to do instead.
 """
 import contextlib
-import sys
 from typing import Any, Iterator
 
 import paddle
 
-from .errors import PyLayerContractError
-from .inplace import PADDLE_DIR, RUNTIME_DIR, called_from_user, refusal, static_types
-from . import patch
-
-def _from_user(depth: int) -> bool:
-    """Whether the frame `depth` levels above the caller is user code."""
-    path = sys._getframe(depth + 1).f_code.co_filename
-    return not path.startswith((PADDLE_DIR, RUNTIME_DIR))
+from . import framework, patch
+from .core.errors import PyLayerContractError
+from .frames import called_from_user, refusal
 
 
 def _refusal(cls: type, method: str, what: str, instead: str) -> PyLayerContractError:
@@ -41,10 +35,10 @@ class _TensorMeta(type):
     def __instancecheck__(cls, obj: Any) -> bool:
         if isinstance(obj, cls.real):
             return True
-        return isinstance(obj, static_types()) and _from_user(1)
+        return isinstance(obj, framework.static_types()) and called_from_user(0)
 
     def __subclasscheck__(cls, sub: Any) -> bool:
-        return issubclass(sub, cls.real) or (issubclass(sub, static_types()) and _from_user(1))
+        return issubclass(sub, cls.real) or (issubclass(sub, framework.static_types()) and called_from_user(0))
 
     def __getattr__(cls, name: str) -> Any:
         return getattr(cls.real, name)
@@ -81,9 +75,9 @@ class _NoTracer:
 def guarded(cls: type, method: str) -> Iterator[None]:
     """While `cls.<method>` is built (see the module docstring)."""
     from paddle import framework as public_framework
-    from paddle.base import framework
+    from paddle.base import framework as base_framework
 
-    tracer = framework._dygraph_tracer
+    tracer = base_framework._dygraph_tracer
 
     @paddle.jit.not_to_static  # called from converted code: as it is, not converted
     def dygraph_tracer() -> Any:
@@ -112,11 +106,11 @@ def guarded(cls: type, method: str) -> Iterator[None]:
 
     with contextlib.ExitStack() as stack:
         stack.enter_context(patch.swapped("eager_only.Tensor", paddle, "Tensor", _tensor_stand_in()))
-        stack.enter_context(patch.swapped("eager_only.dygraph_tracer", framework, "_dygraph_tracer", dygraph_tracer))
+        stack.enter_context(patch.swapped("eager_only.dygraph_tracer", base_framework, "_dygraph_tracer", dygraph_tracer))
         if getattr(public_framework, "_dygraph_tracer", None) is tracer:
             stack.enter_context(
                 patch.swapped("eager_only.dygraph_tracer", public_framework, "_dygraph_tracer", dygraph_tracer))
-        for kind in static_types():
+        for kind in framework.static_types():
             for name in ("numpy", "item", "tolist"):  # own or inherited: restored as they were
                 stack.enter_context(patch.swapped("eager_only.no_data", kind, name, no_data(kind, name)))
         yield

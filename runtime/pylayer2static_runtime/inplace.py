@@ -24,141 +24,40 @@ graph cannot.
 """
 import contextlib
 import functools
-import os
 import re
-import sys
 import types
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Tuple
 
 import paddle
 
-from .errors import PyLayerContractError, describe
-from . import patch
+from . import framework, patch
+from .core import scope
+from .frames import called_from_user, refusal
 
 # Not followed: `paddle.where_(condition, x, y)` writes into its second argument (so its
 # warning refuses it), `requires_grad_` sets a flag on the tensor it returns, and `set_`
 # and `resize_` have no static form.
 _NOT_FOLLOWED = {"where_", "requires_grad_", "set_", "resize_"}
 _WARNING = re.compile(r"In static graph mode, (\w+)\(\) is the same as")
-PADDLE_DIR = os.path.dirname(paddle.__file__) + os.sep
-RUNTIME_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
-
-
-class _Following:
-    """The in-place writes being followed (one per forward/backward being built, innermost
-    last) and how many followed API calls are running (their own warning is expected)."""
-
-    stack: List["_Body"] = []
-    calls = 0
-
-
-class _Body:
-    def __init__(self, cls: type, method: str, foreign: List[Any], same: Callable[[Any, Any], bool]) -> None:
-        self.cls = cls
-        self.method = method
-        self.foreign = foreign
-        self.same = same
-
-
-@functools.lru_cache(maxsize=None)
-def static_types() -> tuple:
-    """The classes of a static graph's tensors: the legacy IR's, and PIR's where it exists
-    (`import paddle` imports both: paddle 3.3.1 and 2.6.2 python/paddle/__init__.py)."""
-    from paddle.base.framework import Variable
-
-    kinds = [Variable]
-    if hasattr(paddle, "pir") and hasattr(paddle.pir, "Value"):
-        kinds.append(paddle.pir.Value)
-    return tuple(kinds)
 
 
 def _is_static(value: Any) -> bool:
-    return isinstance(value, static_types())
-
-
-def _is_pir(value: Any) -> bool:
-    return hasattr(paddle, "pir") and hasattr(paddle.pir, "Value") and isinstance(value, paddle.pir.Value)
-
-
-def _maps() -> Any:
-    """(PIR's in-place map, the legacy IR's) of dy2static (see the module docstring)."""
-    from paddle.jit.dy2static.program_translator import ProgramTranslator
-
-    from .dy2static import parameter_recorder
-
-    return parameter_recorder()._global_inplace_map, ProgramTranslator.get_instance()._inplace_map
-
-
-def _record(target: Any, out: Any) -> None:
-    pir_map, legacy_map = _maps()
-    program = paddle.static.default_main_program()
-    if _is_pir(target):
-        pir_map.add(program, target, out)
-    else:
-        legacy_map.add(program, target.desc.id(), out)
+    return isinstance(value, framework.static_types())
 
 
 def latest(value: Any) -> Any:
-    """`value` as the in-place writes followed so far left it (itself if none)."""
-    if not _is_static(value):
+    """`value` as the in-place writes followed so far in the body being built left it
+    (itself if none, or if no body is being built)."""
+    body = scope.current().body
+    if body is None or not _is_static(value):
         return value
-    pir_map, legacy_map = _maps()
-    program = paddle.static.default_main_program()
-    newer = pir_map.get(program, value) if _is_pir(value) else legacy_map.get(program, value.desc.id())
-    return value if newer is None else newer
+    return body.adapter.latest(value)
 
 
-_PLUMBING = (os.sep + os.path.join("paddle", "jit", "dy2static") + os.sep,
-             os.sep + os.path.join("paddle", "base", "wrapped_decorator.py"),
-             os.sep + os.path.join("paddle", "utils", "inplace_utils.py"),
-             os.sep + "decorator" + os.sep, "<decorator-gen")
-
-
-def called_from_user(depth: int) -> bool:
-    """Whether the code that called the frame `depth` levels above the caller is the user's:
-    the first frame past dy2static's call conversion and paddle's decorators is neither
-    paddle's nor the runtime's."""
-    frame = sys._getframe(depth + 2)
-    while frame is not None and (frame.f_code.co_filename.startswith(RUNTIME_DIR)
-                                 or any(part in frame.f_code.co_filename for part in _PLUMBING)):
-        frame = frame.f_back
-    return frame is not None and not frame.f_code.co_filename.startswith(PADDLE_DIR)
-
-
-def user_line() -> Optional[str]:
-    """`file:line` of the innermost user code on the stack: a converted function's frame
-    mapped back to its source by dy2static's origin map, or a frame outside paddle and
-    the runtime."""
-    from paddle.jit.dy2static.origin_info import global_origin_info_map
-
-    frame = sys._getframe(1)
-    while frame is not None:
-        path, line = frame.f_code.co_filename, frame.f_lineno
-        origin = global_origin_info_map.get((path, line))
-        if origin is not None:
-            return f"{origin.location.filepath}:{origin.location.lineno}"
-        if not path.startswith((PADDLE_DIR, RUNTIME_DIR, "<")) and "/importlib/" not in path \
-                and not any(part in path for part in _PLUMBING):
-            if os.path.basename(path) not in ("contextlib.py", "functools.py"):
-                return f"{path}:{line}"
-        frame = frame.f_back
-    return None
-
-
-def refusal(cls: type, method: str, message: str) -> PyLayerContractError:
-    """`cls.<method>` refused, at the user's line: `message` says what it did and what to do."""
-    where = user_line()
-    at = f" at {where}" if where else ""
-    return PyLayerContractError(f"PyLayer {describe(cls)}: {method}{at} {message}")
-
-
-def _check_target(target: Any, api: str) -> None:
-    if not _Following.stack:
-        return
-    body = _Following.stack[-1]
+def _check_target(body: scope.Body, target: Any, api: str) -> None:
     from paddle.base.framework import Parameter
 
-    if isinstance(target, Parameter) or any(body.same(target, value) for value in body.foreign):
+    if isinstance(target, Parameter) or any(body.adapter.same(target, value) for value in body.foreign):
         raise refusal(
             body.cls, body.method,
             f"writes into a tensor it did not make ({api}: an argument of apply or a parameter) in "
@@ -175,15 +74,13 @@ def _following(fn: Callable[..., Any], api: str, target_of: Callable[..., Any]) 
         args = tuple(latest(arg) for arg in args)
         kwargs = {key: latest(value) for key, value in kwargs.items()}
         target = target_of(args, kwargs)
-        if _is_static(target):
-            _check_target(target, api)
-        _Following.calls += 1
-        try:
+        current = scope.current()
+        if current.body is not None and _is_static(target):
+            _check_target(current.body, target, api)
+        with scope.entered(followed_calls=current.followed_calls + 1):
             out = fn(*args, **kwargs)
-        finally:
-            _Following.calls -= 1
-        if _is_static(target) and _is_static(out) and out is not target:
-            _record(target, out)
+        if current.body is not None and _is_static(target) and _is_static(out) and out is not target:
+            current.body.adapter.record_write(target, out)
         return out
 
     # Called from converted code: dy2static must call it as it is, not convert it.
@@ -227,7 +124,7 @@ class _LastSwaps:
 
 
 def _owners() -> List[Any]:
-    return list(static_types()) + [paddle, paddle.tensor, paddle.nn.functional]
+    return list(framework.static_types()) + [paddle, paddle.tensor, paddle.nn.functional]
 
 
 def _listing(owner: Any) -> List[List[str]]:
@@ -276,11 +173,12 @@ class _LoudWarnings:
 
     def warn(self, message: Any, *args: Any, **kwargs: Any) -> None:
         match = _WARNING.match(str(message))
-        if match and _Following.calls == 0 and _Following.stack:
+        current = scope.current()
+        if match and current.followed_calls == 0 and current.body is not None:
             if called_from_user(0):
                 api = match.group(1)
                 raise refusal(
-                    _Following.stack[-1].cls, _Following.stack[-1].method,
+                    current.body.cls, current.body.method,
                     f"calls {api}(), an in-place API, under a name the runtime does not follow (it follows "
                     "in-place APIs called as paddle.NAME_, paddle.nn.functional.NAME_ or x.NAME_()); in a static graph it would "
                     f"not write its input, so later reads would be stale: call it as x.{api}(...) or "
@@ -290,18 +188,14 @@ class _LoudWarnings:
 
 
 @contextlib.contextmanager
-def followed(cls: type, method: str, foreign: List[Any], same: Callable[[Any, Any], bool]) -> Iterator[None]:
-    """While `cls.<method>` is built: in-place APIs write as eager's do (see the module
-    docstring); in forward, `foreign` (the op's inputs) may not be written into."""
+def followed(body: scope.Body) -> Iterator[None]:
+    """While `body` is built: in-place APIs write as eager's do (see the module docstring);
+    in forward, `body.foreign` (the op's inputs) may not be written into."""
     from paddle.utils import inplace_utils
 
-    _Following.stack.append(_Body(cls, method, foreign, same))
-    try:
-        # `zero_` too, which static tensors lack
-        with patch.swapped_all("inplace.apis", _swaps()), contextlib.ExitStack() as stack:
-            if not isinstance(inplace_utils.warnings, _LoudWarnings):
-                stack.enter_context(
-                    patch.swapped("inplace.warnings", inplace_utils, "warnings", _LoudWarnings(inplace_utils.warnings)))
-            yield
-    finally:
-        _Following.stack.pop()
+    # `zero_` too, which static tensors lack
+    with scope.entered(body=body), patch.swapped_all("inplace.apis", _swaps()), contextlib.ExitStack() as stack:
+        if not isinstance(inplace_utils.warnings, _LoudWarnings):
+            stack.enter_context(
+                patch.swapped("inplace.warnings", inplace_utils, "warnings", _LoudWarnings(inplace_utils.warnings)))
+        yield

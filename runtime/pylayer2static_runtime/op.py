@@ -25,195 +25,20 @@ where its forward/backward is defined; nothing is silently dropped or broadcast.
 `PyLayerOp` holds the call (`layout.CallLayout`); `build` is a `_Build`, steps over typed
 records (`_Inputs`, `_Outputs`), each IR's part behind `adapter.IrAdapter`.
 """
-import contextlib
 import inspect
-from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
-import paddle
-from paddle.base.dygraph.base import _convert_into_variable
-from paddle.static.nn import static_pylayer
-
-from . import context, dy2static, eager_only, inplace, patch, structure
+from . import body, context, inplace
 from .adapter import IrAdapter, adapter_for_program
 from .convert import static_function
-from .errors import contract_error, reraise_with_user_lines
-from .layout import CallLayout, Flat, Slot, flat_slots, last_places, result_items, shapes_conflict, slot_gradients
-
-
-def _inplace_map() -> Any:
-    """dy2static's record of in-place writes (`x[i] = v` rebinds `x` to set_value's
-    output when converted code loads `x`), keyed by `id(program)` and never emptied for a
-    program dy2static did not build (2.6.2 fills it under PIR only: here it stays empty).
-    Left behind, a pure static program's entries outlive the program, and a later program
-    given the same id reads values of the freed one (3.0.0-3.2.2: a segfault in
-    DenseTensorArrayType::classof, or `can only get shape for dense` errors)."""
-    return dy2static.parameter_recorder()._global_inplace_map
-
-
-@contextlib.contextmanager
-def converted_code_semantics() -> Iterator[None]:
-    """Run converted forward/backward code as dy2static does, also in a pure static program.
-
-    Outside to_static, converted code does not follow in-place writes (`out[i:j] = x`):
-    paddle 3.3.1 `convert_load` consults the in-place map only in to_static mode, so a
-    later `out` reads the tensor before the write (wrong values, no error), and paddle
-    2.6.2 `Variable.__setitem__` refuses outside it. Both read the flag
-    `global_var._in_to_static_mode_` (paddle/base/dygraph/base.py).
-    """
-    from paddle.base.dygraph import base
-    from paddle.jit.dy2static.program_translator import ProgramTranslator
-
-    # Both IRs' maps, under to_static too: in-place APIs record there while forward/backward
-    # is built (inplace.py), and a backward built at autodiff time, after dy2static popped
-    # the program's records, would leave them to a later program given the same id.
-    maps = [_inplace_map(), ProgramTranslator.get_instance()._inplace_map]
-    checkpoints = [recorded.save_checkpoint() for recorded in maps]
-    try:
-        with patch.swapped("op.in_to_static_mode", base.global_var, "_in_to_static_mode_", True):
-            yield
-    finally:
-        for recorded, checkpoint in zip(maps, checkpoints):
-            recorded.restore_checkpoint(checkpoint)
+from .core import scope, structure
+from .core.errors import contract_error
+from .frames import reraise_with_user_lines
+from .core.layout import CallLayout, Flat, Slot, flat_slots, last_places, result_items, shapes_conflict, slot_gradients
 
 
 def _is_in(value: Any, values: List[Any]) -> bool:
     return any(value is v for v in values)
-
-
-def _as_static(value: Any) -> Any:
-    """An eager tensor in the call (a layer's parameter or buffer, as `*self.parameters()`
-    passes them under to_static) as the program's variable, as dy2static converts one when
-    an op reads it (paddle 3.3.1 and 2.6.2 `paddle.base.dygraph.base._convert_into_variable`);
-    eager gives it a gradient slot like any tensor argument."""
-    if isinstance(value, paddle.Tensor):
-        return _convert_into_variable(value)
-    return value
-
-
-class _Building:
-    """How many backward functions are being built (they can call PyLayers), and the grad
-    mode of the one innermost (`paddle.enable_grad()` inside it turns it on); the grad mode
-    of the forward body being built innermost, None when the innermost body is no forward."""
-
-    backward_depth = 0
-    backward_mode: Any = False
-    forward_mode: Optional[bool] = None
-
-
-@contextlib.contextmanager
-def eager_forward_grad_mode(adapter: IrAdapter) -> Iterator[None]:
-    """Build forward with grad mode off, as eager runs it, unless it turns it on.
-
-    Eager calls forward with grad mode off (paddle 3.3.1 and 2.6.2
-    paddle/fluid/pybind/eager_py_layer.cc `pylayer_method_apply`: `egr::AutogradMeta`-free
-    outputs, `paddle.is_grad_enabled()` False there): every tensor forward's own ops make
-    reads `stop_gradient=True`, while its arguments keep theirs. Code that decides what to
-    compute by reading it (PaddleNLP's FusedHeadAndCrossEntropy computes the hidden states'
-    gradient in forward only when `hidden_states.reshape(...).stop_gradient`, always in
-    eager) would otherwise take the other branch, silently. `no_grad`, `enable_grad` and
-    `set_grad_enabled` go through `is_grad_enabled`/`_set_grad_enabled` of
-    paddle/base/dygraph/base.py, swapped here; how a value made with the mode off stops
-    gradient is the IR's (`adapter.forward_semantics`: PIR's own flag, the Program IR's ops
-    marked). The mode is restored after forward, so the ops outside it are built as before.
-    """
-    from paddle.base.dygraph import base
-
-    outer = _Building.forward_mode
-
-    def set_mode(mode: Any) -> None:
-        _Building.forward_mode = bool(mode)
-        adapter.set_grad_mode(bool(mode))
-
-    outer_flag = adapter.set_grad_mode(False)
-    _Building.forward_mode = False
-    try:
-        with patch.swapped("op.is_grad_enabled", base, "is_grad_enabled", lambda: bool(_Building.forward_mode)), \
-                patch.swapped("op.set_grad_enabled", base, "_set_grad_enabled", set_mode), \
-                adapter.forward_semantics(lambda: _Building.forward_mode is False):
-            yield
-    finally:
-        _Building.forward_mode = outer
-        adapter.set_grad_mode(outer_flag)
-
-
-class _BackwardEntry:
-    """The grad mode at the top of a backward being built: off, as eager runs backward.
-
-    Falsy for whoever reads the mode; when `no_grad`/`enable_grad` restore it on exit, the
-    framework's own flag goes back to what it was outside, so the ops of backward's own
-    code are built as they were (a gradient of them, as a double backward asks, is then
-    refused by the framework as before, not silently none).
-    """
-
-    def __bool__(self) -> bool:
-        return False
-
-
-@contextlib.contextmanager
-def eager_backward_grad_mode() -> Iterator[None]:
-    """Build backward with grad mode off, as eager runs it, unless it turns it on.
-
-    Eager runs backward with grad mode off; a recompute PyLayer turns it on
-    (`with paddle.enable_grad():`) to re-run forward and `paddle.grad` it, and a PyLayer
-    applied there then records its own backward. `no_grad`, `enable_grad` and
-    `set_grad_enabled` read and set the mode through `is_grad_enabled` and
-    `_set_grad_enabled` of paddle/base/dygraph/base.py (paddle 3.3.1 and 2.6.2); in a static
-    program paddle 2.6.2 keeps no mode at all, so the mode is tracked here, and set in the
-    framework too inside those blocks (PIR builds ops by it).
-    """
-    from paddle.base.dygraph import base
-
-    is_grad_enabled, set_grad_enabled = base.is_grad_enabled, base._set_grad_enabled
-    outer_mode = is_grad_enabled()
-    entry = _BackwardEntry()
-
-    def set_mode(mode: Any) -> None:
-        _Building.backward_mode = mode if mode is entry else bool(mode)
-        set_grad_enabled(outer_mode if mode is entry else mode)
-
-    outer_backward_mode, _Building.backward_mode = _Building.backward_mode, entry
-    try:
-        with patch.swapped("op.is_grad_enabled", base, "is_grad_enabled", lambda: _Building.backward_mode), \
-                patch.swapped("op.set_grad_enabled", base, "_set_grad_enabled", set_mode):
-            yield
-    finally:
-        set_grad_enabled(outer_mode)
-        _Building.backward_mode = outer_backward_mode
-
-
-@contextlib.contextmanager
-def no_autograd_backward(cls: type) -> Iterator[None]:
-    """While backward is built, `paddle.autograd.backward` raises a contract error.
-
-    Eager's accumulates into `.grad` of leaves, which no static graph has (paddle 3.3.1 and
-    2.6.2 raise "We only support 'backward()' in dynamic graph mode", without the PyLayer);
-    a backward can return `paddle.grad` of the re-run outputs instead, with the parameters
-    passed to `apply` as arguments so that their gradients are returned too.
-    """
-
-    @paddle.jit.not_to_static
-    def backward(*args: Any, **kwargs: Any) -> None:
-        raise contract_error(
-            cls,
-            "backward calls paddle.autograd.backward, which accumulates into .grad and works in "
-            "dynamic graphs only; return paddle.grad(outputs, inputs, grads) instead, passing "
-            "the parameters to apply as arguments to get their gradients too (as "
-            "CheckpointFunction-style recompute does)",
-            "backward",
-        )
-
-    with patch.swapped("op.autograd_backward", paddle.autograd, "backward", backward):
-        yield
-
-
-@contextlib.contextmanager
-def body_rules(cls: type, method: str, adapter: IrAdapter, foreign: List[Any]) -> Iterator[None]:
-    """What forward's and backward's bodies alike are built under: the IR's own
-    (`adapter.body_semantics`), in-place APIs followed (`foreign`: what forward may not
-    write into, inplace.py) and eager-only code refused at the user's line (eager_only.py)."""
-    with adapter.body_semantics(), inplace.followed(cls, method, foreign, adapter.same), \
-            eager_only.guarded(cls, method):
-        yield
 
 
 class _Inputs(NamedTuple):
@@ -246,9 +71,10 @@ class PyLayerOp:
 
     def build(self, forward: Callable[..., Any], backward: Callable[..., Any]) -> Any:
         """Append the op to the program being built; return forward's outputs."""
-        adapter = adapter_for_program(inside_backward=_Building.backward_depth > 0)
+        current = scope.current()
+        adapter = adapter_for_program(inside_backward=current.backward_depth > 0)
         ctx = context.StaticContext(adapter.is_tensor)
-        if _Building.backward_depth and not _Building.backward_mode:
+        if current.backward_depth and not current.backward_mode:
             # Inside a backward with grad mode off, eager runs a PyLayer's forward
             # without recording a gradient: no op, no backward, just forward's values.
             return static_function(forward, "forward")(ctx, *self.args, **self.kwargs)
@@ -268,11 +94,11 @@ class _Build:
         self.ctx = ctx
         self.state = context.state_of(ctx)
         self.forward = static_function(forward, "forward")
-        self.forward_only = backward is paddle.autograd.PyLayer.backward
+        self.forward_only = not body.defines_backward(backward)
         self.backward = backward
         # converted now, as forward is: a backward dy2static cannot convert fails the build here
         self.static_backward = backward if self.forward_only else static_function(backward, "backward")
-        self.arguments = [structure.map_leaves(_as_static, a) for a in self.layout.arguments]
+        self.arguments = [structure.map_leaves(body.as_static, a) for a in self.layout.arguments]
         flat = flat_slots(self.arguments, adapter.is_tensor)
         self.inputs = _Inputs(flat, adapter.op_inputs(flat.tensors()))
         self.outputs: Optional[_Outputs] = None
@@ -281,7 +107,8 @@ class _Build:
     def op(self) -> Any:
         """Build the op; forward's result, its tensors the op's outputs."""
         # Inside a forward, the mode is forward's (off unless it turns it on), as in eager.
-        grad_enabled = self.adapter.grad_enabled() if _Building.forward_mode is None else _Building.forward_mode
+        forward_mode = scope.current().forward_mode
+        grad_enabled = self.adapter.grad_enabled() if forward_mode is None else forward_mode
         needs_grad = grad_enabled and any(
             not self.inputs.values[i].stop_gradient for slot in self.inputs.flat.slots for i in slot.tensors
         )
@@ -291,7 +118,7 @@ class _Build:
         else:
             backward = self.backward_block
         try:
-            result = static_pylayer(self.forward_block, self.inputs.values, backward)
+            result = body.append_pylayer(self.forward_block, self.inputs.values, backward)
         except Exception as exc:  # noqa: BLE001 - re-raised, with the user's lines
             reraise_with_user_lines(exc)
         self.adapter.finish()
@@ -308,8 +135,8 @@ class _Build:
         """forward's sub-block: forward run on the op's inputs; the tensors it returns."""
         arguments = structure.pack_as(self.layout.arguments, self.inputs.flat.with_tensors(list(tensors)))
         args, kwargs = self.layout.forward_call(list(arguments))
-        with converted_code_semantics(), body_rules(self.cls, "forward", self.adapter, list(tensors)), \
-                eager_forward_grad_mode(self.adapter):
+        with body.converted_code_semantics(), body.body_rules(self.cls, "forward", self.adapter, list(tensors)), \
+                body.eager_forward_grad_mode(self.adapter):
             out = structure.map_leaves(inplace.latest, self.forward(self.ctx, *args, **kwargs))
             carried = [inplace.latest(value) for value in context.carried_leaves(self.state)]
         flat = flat_slots(result_items(out), self.adapter.is_tensor)
@@ -359,17 +186,12 @@ class _Build:
             raise contract_error(self.cls, f"got {len(grads)} output gradient(s) for {count} output tensor(s)")
         slot_grads = slot_gradients(list(grads), outputs.flat.slots)
         self._check_backward_arity(len(slot_grads))
-        _Building.backward_depth += 1
         # A backward built inside a forward (the legacy IR builds a nested op's with it) is
         # no forward body: its ops are built as backward's own.
-        forward_mode, _Building.forward_mode = _Building.forward_mode, None
-        try:
-            with converted_code_semantics(), self.adapter.backward_semantics(), eager_backward_grad_mode(), \
-                    no_autograd_backward(self.cls), body_rules(self.cls, "backward", self.adapter, []):
-                result = structure.map_leaves(inplace.latest, self.static_backward(self.ctx, *slot_grads))
-        finally:
-            _Building.backward_depth -= 1
-            _Building.forward_mode = forward_mode
+        with scope.entered(backward_depth=scope.current().backward_depth + 1, forward_mode=None), \
+                body.converted_code_semantics(), self.adapter.backward_semantics(), body.eager_backward_grad_mode(), \
+                body.no_autograd_backward(self.cls), body.body_rules(self.cls, "backward", self.adapter, []):
+            result = structure.map_leaves(inplace.latest, self.static_backward(self.ctx, *slot_grads))
         flat = self._input_grads(result)
         if self.adapter.foreign_value(flat) is not None:
             raise contract_error(
@@ -386,7 +208,7 @@ class _Build:
         # the returned variable to `<input>@GRAD` once per input (paddle 2.6.2),
         # which also breaks when it is an incoming gradient or a saved tensor.
         # A value backward's own ops made, returned once, is its own already.
-        return [g if g is None or self.adapter.own_gradient(g, flat) else paddle.assign(g) for g in flat]
+        return [g if g is None or self.adapter.own_gradient(g, flat) else body.copy(g) for g in flat]
 
     def _returned(self, outs: List[Any], needs_grad: bool) -> Any:
         """forward's result with its tensors replaced by the op's outputs, each stopping
@@ -522,5 +344,5 @@ class _Build:
                 "backward",
             )
         if grad.dtype != tensor.dtype:
-            return paddle.cast(grad, tensor.dtype)
+            return body.cast(grad, tensor.dtype)
         return grad

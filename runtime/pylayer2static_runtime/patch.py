@@ -25,44 +25,44 @@ class Patch(NamedTuple):
 _BOTH = "paddle 3.3.1 and 2.6.2"
 
 PATCHES: Dict[str, Patch] = {
-    # apply.py installs these at import (process-wide).
-    "pir.ir_backward.grad": Patch(
-        "paddle.autograd.ir_backward.grad", "pir.py", "process",
+    # install.py installs these once, from the package's __init__ (process-wide).
+    "pir.hooks.ir_backward.grad": Patch(
+        "paddle.autograd.ir_backward.grad", "pir/hooks.py", "process",
         "paddle 3.3.1 python/paddle/autograd/ir_backward.py `grad`, python/paddle/optimizer/optimizer.py"),
-    "pir.ir_backward.append_backward": Patch(
-        "paddle.autograd.ir_backward.append_backward", "pir.py", "process",
+    "pir.hooks.ir_backward.append_backward": Patch(
+        "paddle.autograd.ir_backward.append_backward", "pir/hooks.py", "process",
         "paddle 3.3.1 python/paddle/autograd/ir_backward.py `append_backward`, optimizer.py "
         "`_pir_create_optimization_pass`"),
-    "pir.RunnableProgram._get_program_all_values": Patch(
-        "paddle.jit.dy2static.pir_partial_program.RunnableProgram._get_program_all_values", "pir.py", "process",
+    "pir.hooks.RunnableProgram._get_program_all_values": Patch(
+        "paddle.jit.dy2static.pir_partial_program.RunnableProgram._get_program_all_values", "pir/hooks.py", "process",
         "paddle 3.3.1 python/paddle/jit/dy2static/pir_partial_program.py, paddle/fluid/pybind/pir.cc "
         "(`Block.kwargs` bound by reference)"),
-    "legacy.io.normalize_program": Patch(
-        "paddle.static.io.normalize_program", "legacy.py", "process",
+    "legacy.hooks.io.normalize_program": Patch(
+        "paddle.static.io.normalize_program", "legacy/hooks.py", "process",
         f"{_BOTH} python/paddle/static/io.py `normalize_program`"),
-    "legacy.PartialProgramLayer.__init__": Patch(
-        "paddle.jit.dy2static.partial_program.PartialProgramLayer.__init__", "legacy.py", "process",
+    "legacy.hooks.PartialProgramLayer.__init__": Patch(
+        "paddle.jit.dy2static.partial_program.PartialProgramLayer.__init__", "legacy/hooks.py", "process",
         f"{_BOTH} python/paddle/jit/dy2static/partial_program.py (to_static's forward program, legacy IR)"),
-    "legacy.PartialProgramLayer.set_hooker": Patch(
-        "paddle.jit.dy2static.partial_program.PartialProgramLayer.set_hooker", "legacy.py", "process",
+    "legacy.hooks.PartialProgramLayer.set_hooker": Patch(
+        "paddle.jit.dy2static.partial_program.PartialProgramLayer.set_hooker", "legacy/hooks.py", "process",
         "paddle 2.6.2 python/paddle/jit/dy2static/partial_program.py, program_translator.py `PrimHooker`"),
-    "legacy.executor._add_feed_fetch_ops": Patch(
-        "paddle.base.executor._add_feed_fetch_ops", "legacy.py", "process",
+    "legacy.hooks.executor._add_feed_fetch_ops": Patch(
+        "paddle.base.executor._add_feed_fetch_ops", "legacy/hooks.py", "process",
         f"{_BOTH} python/paddle/base/executor.py `_get_program_and_executor` (Program IR programs)"),
-    "collectives.all_gather_in_static_mode": Patch(
-        "paddle.distributed.communication.stream.all_gather._all_gather_in_static_mode", "collectives.py", "process",
+    "pir.collectives.all_gather_in_static_mode": Patch(
+        "paddle.distributed.communication.stream.all_gather._all_gather_in_static_mode", "pir/collectives.py", "process",
         "paddle 3.3.1 python/paddle/distributed/communication/stream/all_gather.py"),
-    "collectives.all_to_all_in_static_mode": Patch(
-        "paddle.distributed.communication.stream.all_to_all._all_to_all_in_static_mode", "collectives.py", "process",
+    "pir.collectives.all_to_all_in_static_mode": Patch(
+        "paddle.distributed.communication.stream.all_to_all._all_to_all_in_static_mode", "pir/collectives.py", "process",
         "paddle 3.3.1 python/paddle/distributed/communication/stream/all_to_all.py"),
-    "collectives.stream.all_reduce": Patch(
-        "paddle.distributed.communication.stream.all_reduce", "collectives.py", "process",
+    "pir.collectives.stream.all_reduce": Patch(
+        "paddle.distributed.communication.stream.all_reduce", "pir/collectives.py", "process",
         f"{_BOTH} python/paddle/distributed/communication/stream/all_reduce.py"),
-    "collectives.stream.all_gather": Patch(
-        "paddle.distributed.communication.stream.all_gather", "collectives.py", "process",
+    "pir.collectives.stream.all_gather": Patch(
+        "paddle.distributed.communication.stream.all_gather", "pir/collectives.py", "process",
         f"{_BOTH} python/paddle/distributed/communication/stream/all_gather.py"),
-    "collectives.stream.alltoall": Patch(
-        "paddle.distributed.communication.stream.alltoall", "collectives.py", "process",
+    "pir.collectives.stream.alltoall": Patch(
+        "paddle.distributed.communication.stream.alltoall", "pir/collectives.py", "process",
         f"{_BOTH} python/paddle/distributed/communication/stream/all_to_all.py"),
     "dy2static.from_func_spec": Patch(
         "paddle.jit.dy2static.program_translator.ConcreteProgram.from_func_spec", "dy2static.py", "process",
@@ -95,75 +95,75 @@ PATCHES: Dict[str, Patch] = {
     "sot.PartialVariable.guard": Patch(
         "paddle.jit.sot.opcode_translator.executor.variables.callable.PartialVariable.make_stringified_guard",
         "sot.py", "process", "paddle 3.3.1 python/paddle/jit/sot/opcode_translator/executor/guard.py"),
-    "inline.PartialProgramLayer._append_backward": Patch(
-        "paddle.jit.dy2static.pir_partial_program.PartialProgramLayer._append_backward", "inline.py", "process",
+    "pir.hooks.PartialProgramLayer._append_backward": Patch(
+        "paddle.jit.dy2static.pir_partial_program.PartialProgramLayer._append_backward", "pir/hooks.py", "process",
         "paddle 3.3.1 python/paddle/jit/dy2static/pir_partial_program.py (`_append_backward_desc` in 3.0.0)"),
-    "inline.PartialProgramLayer.__init__": Patch(
-        "paddle.jit.dy2static.pir_partial_program.PartialProgramLayer.__init__", "inline.py", "process",
+    "pir.hooks.PartialProgramLayer.__init__": Patch(
+        "paddle.jit.dy2static.pir_partial_program.PartialProgramLayer.__init__", "pir/hooks.py", "process",
         "paddle 3.3.1 python/paddle/jit/dy2static/pir_partial_program.py (`PartialProgramLayerHook`)"),
-    "inline.core.call_vjp": Patch(
-        "paddle.base.core.call_vjp", "inline.py", "process",
+    "pir.hooks.core.call_vjp": Patch(
+        "paddle.base.core.call_vjp", "pir/hooks.py", "process",
         "paddle 3.3.1 python/paddle/autograd/ir_backward.py (double backward through a pylayer op)"),
-    "inline.executor._add_pir_fetch_ops": Patch(
-        "paddle.base.executor._add_pir_fetch_ops", "inline.py", "process",
+    "pir.hooks.executor._add_pir_fetch_ops": Patch(
+        "paddle.base.executor._add_pir_fetch_ops", "pir/hooks.py", "process",
         "paddle 3.3.1 python/paddle/base/executor.py"),
-    "inline.pir_io.normalize_pir_program": Patch(
-        "paddle.static.pir_io.normalize_pir_program", "inline.py", "process",
+    "pir.hooks.pir_io.normalize_pir_program": Patch(
+        "paddle.static.pir_io.normalize_pir_program", "pir/hooks.py", "process",
         "paddle 3.3.1 python/paddle/static/pir_io.py"),
-    "inline.io.normalize_pir_program": Patch(
-        "paddle.static.io.normalize_pir_program", "inline.py", "process",
+    "pir.hooks.io.normalize_pir_program": Patch(
+        "paddle.static.io.normalize_pir_program", "pir/hooks.py", "process",
         "paddle 3.3.1 python/paddle/static/io.py (imports it from pir_io)"),
     # Swapped while a PyLayer op (or an export) is built, and restored after.
-    "op.in_to_static_mode": Patch(
-        "paddle.base.dygraph.base.global_var._in_to_static_mode_", "op.py", "build",
+    "body.in_to_static_mode": Patch(
+        "paddle.base.dygraph.base.global_var._in_to_static_mode_", "body.py", "build",
         f"{_BOTH} python/paddle/base/dygraph/base.py; 3.3.1 convert_operators.py `convert_load`"),
-    "op.is_grad_enabled": Patch(
-        "paddle.base.dygraph.base.is_grad_enabled", "op.py", "build",
+    "body.is_grad_enabled": Patch(
+        "paddle.base.dygraph.base.is_grad_enabled", "body.py", "build",
         f"{_BOTH} python/paddle/base/dygraph/base.py"),
-    "op.set_grad_enabled": Patch(
-        "paddle.base.dygraph.base._set_grad_enabled", "op.py", "build",
+    "body.set_grad_enabled": Patch(
+        "paddle.base.dygraph.base._set_grad_enabled", "body.py", "build",
         f"{_BOTH} python/paddle/base/dygraph/base.py"),
-    "op.autograd_backward": Patch(
-        "paddle.autograd.backward", "op.py", "build",
+    "body.autograd_backward": Patch(
+        "paddle.autograd.backward", "body.py", "build",
         f"{_BOTH} python/paddle/autograd/backward_mode.py"),
-    "pir.Value.detach": Patch(
-        "paddle.pir.Value.detach", "pir.py", "build",
+    "pir.adapter.Value.detach": Patch(
+        "paddle.pir.Value.detach", "pir/adapter.py", "build",
         "paddle 3.3.1 python/paddle/pir/math_op_patch.py, paddle/fluid/pybind/pir.cc"),
-    "pir.parameter_recorder.get": Patch(
-        "paddle.jit.dy2static.parameter_recorder.ParametersRecorder.get (the recorder's)", "pir.py", "build",
+    "pir.adapter.parameter_recorder.get": Patch(
+        "paddle.jit.dy2static.parameter_recorder.ParametersRecorder.get (the recorder's)", "pir/adapter.py", "build",
         "paddle 3.3.1 python/paddle/jit/dy2static/parameter_recorder.py, pir_partial_program.py `_append_backward`"),
     "sot.parameter_recorder.get": Patch(
         "paddle.jit.dy2static.parameter_recorder.ParametersRecorder.get (the recorder's)", "sot.py", "build",
         "paddle 3.3.1 python/paddle/jit/dy2static/parameter_recorder.py, jit/sot/infer_meta.py"),
-    "legacy.Block.append_op": Patch(
-        "paddle.base.framework.Block.append_op", "legacy.py", "build",
+    "legacy.adapter.Block.append_op": Patch(
+        "paddle.base.framework.Block.append_op", "legacy/adapter.py", "build",
         f"{_BOTH} python/paddle/base/framework.py `Block.append_op` (`pass_stop_gradient`)"),
-    "legacy.Variable.clone": Patch(
-        "paddle.base.framework.Variable.clone", "legacy.py", "build",
+    "legacy.adapter.Variable.clone": Patch(
+        "paddle.base.framework.Variable.clone", "legacy/adapter.py", "build",
         "paddle 2.6.2 python/paddle/base/framework.py, variable_index.py"),
-    "legacy.Variable.detach": Patch(
-        "paddle.base.framework.Variable.detach", "legacy.py", "build",
+    "legacy.adapter.Variable.detach": Patch(
+        "paddle.base.framework.Variable.detach", "legacy/adapter.py", "build",
         "paddle 2.6.2 python/paddle/base/framework.py"),
-    "legacy.Variable.T": Patch(
-        "paddle.base.framework.Variable.T", "legacy.py", "build",
+    "legacy.adapter.Variable.T": Patch(
+        "paddle.base.framework.Variable.T", "legacy/adapter.py", "build",
         "paddle 2.6.2 python/paddle/base/framework.py"),
-    "legacy.Variable.size": Patch(
-        "paddle.base.framework.Variable.size", "legacy.py", "build",
+    "legacy.adapter.Variable.size": Patch(
+        "paddle.base.framework.Variable.size", "legacy/adapter.py", "build",
         "paddle 2.6.2 python/paddle/base/framework.py"),
-    "legacy.refuse_inlined_training": Patch(
-        "paddle.jit.translated_layer._ProgramHolder._append_backward_desc", "legacy.py", "process",
+    "legacy.hooks.refuse_inlined_training": Patch(
+        "paddle.jit.translated_layer._ProgramHolder._append_backward_desc", "legacy/hooks.py", "process",
         "paddle 2.6.2 python/paddle/jit/translated_layer.py"),
-    "reload.save_inference_model_pir": Patch(
-        "paddle.static.pir_io.save_inference_model_pir", "reload.py", "process",
+    "pir.export.save_inference_model_pir": Patch(
+        "paddle.static.pir_io.save_inference_model_pir", "pir/export.py", "process",
         "paddle 3.3.1 python/paddle/static/pir_io.py"),
-    "reload.io.save_inference_model_pir": Patch(
-        "paddle.static.io.save_inference_model_pir", "reload.py", "process",
+    "pir.export.io.save_inference_model_pir": Patch(
+        "paddle.static.io.save_inference_model_pir", "pir/export.py", "process",
         "paddle 3.3.1 python/paddle/static/io.py (imports it from pir_io)"),
-    "reload.load_pir_program": Patch(
-        "paddle.jit.pir_translated_layer._load_pir_program", "reload.py", "process",
+    "pir.export.load_pir_program": Patch(
+        "paddle.jit.pir_translated_layer._load_pir_program", "pir/export.py", "process",
         "paddle 3.3.1 python/paddle/jit/pir_translated_layer.py"),
-    "legacy.Program.clone": Patch(
-        "paddle.static.Program.clone (while normalize_program runs)", "legacy.py", "build",
+    "legacy.hooks.Program.clone": Patch(
+        "paddle.static.Program.clone (while normalize_program runs)", "legacy/hooks.py", "build",
         f"{_BOTH} python/paddle/static/io.py `normalize_program`"),
     "inplace.apis": Patch(
         "every in-place API NAME_ of paddle, paddle.tensor, paddle.nn.functional and the static tensor "

@@ -57,11 +57,12 @@ then runs natively, its PyLayer calls eagerly.
 import functools
 import os
 import types
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, List
 
 import paddle
 
-from . import dy2static, patch
+from . import framework, patch
+from .core import scope
 
 BREAK_PREFIX = "pylayer2static: "
 
@@ -82,34 +83,6 @@ def skip_runtime_files() -> None:
 
     skip_files.skip_file_names.add(os.path.dirname(os.path.abspath(__file__)) + os.sep)
     skip_files.setup_skip_files()
-
-
-@functools.lru_cache(maxsize=None)
-def _unified_marker() -> Optional[Callable[..., Any]]:
-    """`paddle.jit.marker.unified` where SOT also has every internal the runtime records
-    PyLayer calls with (read from paddle 3.3.1: jit/marker.py, jit/sot/infer_meta.py,
-    jit/sot/opcode_translator/executor/guard.py and variables/callable.py,
-    jit/sot/utils/exceptions.py), else None."""
-    unified = getattr(getattr(paddle.jit, "marker", None), "unified", None)
-    if unified is None:
-        return None
-    try:
-        from paddle.jit.sot.infer_meta import VariableCreator  # noqa: F401
-        from paddle.jit.sot.opcode_translator.executor.guard import (  # noqa: F401
-            StringifiedExpression, check_guard, object_equal_stringified_guard, union_free_vars)
-        from paddle.jit.sot.opcode_translator.executor.variables.callable import (  # noqa: F401
-            MethodVariable, PartialVariable)
-        from paddle.jit.sot.utils.exceptions import BreakGraphError, DygraphInconsistentWithStaticBreak  # noqa: F401
-    except ImportError:
-        return None
-    return unified
-
-
-class _Recording:
-    """Whether a call SOT records is being built (a PyLayer applied inside its forward is
-    part of it, not a call of SOT's graph)."""
-
-    active = False
 
 
 def _in_sot_infer_meta() -> bool:
@@ -135,7 +108,7 @@ def _break_request(reason: str) -> Exception:
 def _build_for_sot(fn: Callable[..., Any], args: Any, kwargs: Any) -> Any:
     """`fn(*args, **kwargs)` while SOT infers the call's meta, or SOT's break request when the
     call cannot be one call of its graph (the module docstring says when, and why)."""
-    recorder = dy2static.parameter_recorder()._global_parameter_recorder
+    recorder = framework.parameter_recorder()._global_parameter_recorder
     convert = recorder.get
     read: List[str] = []
 
@@ -143,16 +116,14 @@ def _build_for_sot(fn: Callable[..., Any], args: Any, kwargs: Any) -> Any:
         read.append(tensor.name)
         return convert(program, tensor)
 
-    _Recording.active = True
     try:
-        with patch.swapped("sot.parameter_recorder.get", recorder, "get", get):
+        # A PyLayer applied inside the call is part of it, not a call of SOT's graph.
+        with scope.entered(sot_recording=True), patch.swapped("sot.parameter_recorder.get", recorder, "get", get):
             out = fn(*args, **kwargs)
     except Exception as exc:  # noqa: BLE001 - turned into a break: eager raises it again
         raise _break_request(
             f"building the call raised {type(exc).__name__}: {exc}; the call runs eagerly"
         ) from exc
-    finally:
-        _Recording.active = False
     if read:
         raise _break_request(
             f"forward reads {', '.join(sorted(set(read)))} directly, not through its arguments; "
@@ -209,16 +180,16 @@ def _install_guards() -> None:
 def one_call_in_graph(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Mark the entry point `fn` so SOT records each call of it as one call in its graph
     where the release can, and keeps unsound ones out; elsewhere SOT breaks the graph at it."""
-    unified = _unified_marker()
+    unified = framework.sot_unified_marker()
     if unified is None:
-        force_dynamic = getattr(getattr(paddle.jit, "marker", None), "force_dynamic", None)
+        force_dynamic = framework.sot_force_dynamic()
         if force_dynamic is not None:
             force_dynamic(fn)
         return fn
 
     @functools.wraps(fn)
     def recorded(*args: Any, **kwargs: Any) -> Any:
-        if _Recording.active or not _in_sot_infer_meta():
+        if scope.current().sot_recording or not _in_sot_infer_meta():
             return fn(*args, **kwargs)
         return _build_for_sot(fn, args, kwargs)
 
@@ -235,5 +206,5 @@ def install() -> None:
     """Have SOT run the runtime's frames natively and, where it records PyLayer calls, give it
     guards it can compile for the arguments they take (`_install_guards`)."""
     skip_runtime_files()
-    if _unified_marker() is not None:
+    if framework.sot_unified_marker() is not None:
         _install_guards()

@@ -6,8 +6,9 @@ import types
 import pytest
 
 import pylayer2static_runtime as p2s
-from pylayer2static_runtime import layout, patch
-from pylayer2static_runtime.errors import PyLayerContractError
+from pylayer2static_runtime import patch
+from pylayer2static_runtime.core import layout
+from pylayer2static_runtime.core.errors import PyLayerContractError
 
 
 class T:
@@ -139,9 +140,9 @@ def test_a_patch_not_listed_is_refused() -> None:
 
 def test_install_is_once_and_swapped_restores_what_was_there() -> None:
     owner = types.SimpleNamespace(f=len)
-    patch.install("op.autograd_backward", owner, "f", lambda f: lambda *a: ("wrapped", f(*a)))
+    patch.install("body.autograd_backward", owner, "f", lambda f: lambda *a: ("wrapped", f(*a)))
     first = owner.f
-    patch.install("op.autograd_backward", owner, "f", lambda f: lambda *a: ("twice", f(*a)))
+    patch.install("body.autograd_backward", owner, "f", lambda f: lambda *a: ("twice", f(*a)))
     assert owner.f is first and owner.f([1]) == ("wrapped", 1)
 
     class Base:

@@ -8,6 +8,7 @@ from paddle.jit.dy2static.convert_call_func import convert_call  # paddle 3.3.1 
 import harness
 import pylayer2static_runtime as p2s
 from conftest import CASES_DIR, HERE
+from pylayer2static_runtime import body as p2s_body
 from pylayer2static_runtime import op as p2s_op
 
 ERRORS_DIR = os.path.join(HERE, "errors")
@@ -55,7 +56,7 @@ def test_static_programs_leave_no_inplace_map_entries(transpile) -> None:
     only while it is built: left behind, they outlive the program and a later program with
     the same id reads freed values (paddle 3.0.0-3.2.2 segfaults)."""
     module = harness.load_module(transpile(case("inplace_writes")), "e2e_runtime_inplace_writes")
-    inplace = p2s_op._inplace_map()
+    inplace = p2s_body._inplace_map()
     before = {key: len(entries) for key, entries in inplace.params_dict.items()}
     harness.run_static(module, harness.reference_state(module))
     after = {key: len(entries) for key, entries in inplace.params_dict.items()}
@@ -120,7 +121,7 @@ def test_pylayer_ops_holding_control_flow(transpile) -> None:
     exports at `normalize_program` and to_static programs (`legacy_inline`): there the ops move with
     their blocks, reparented to the global block, and the export equals eager."""
     import paddle
-    from pylayer2static_runtime import inline
+    from pylayer2static_runtime.pir import ops as pir_ops
 
     module = harness.load_module(transpile(case("control_flow")), "e2e_runtime_inline_control_flow")
     state = harness.reference_state(module)
@@ -131,7 +132,7 @@ def test_pylayer_ops_holding_control_flow(transpile) -> None:
     assert before >= 1
     if harness.PIR:
         program = program.clone()  # the model's own keeps its ops
-        assert inline.inline_pylayers(program) == before
+        assert pir_ops.inline_pylayers(program) == before
         assert harness.count_pylayer_ops(program) == 0
     else:
         loaded, predicted = harness.run_jit_save(module, state)
@@ -172,7 +173,7 @@ def test_an_inlined_legacy_export_drops_only_the_copies_nothing_writes_around() 
     case's export is compared with eager by test_cases.py's jit_save mode on paddle 2.6.2."""
     import numpy as np
     import paddle
-    from pylayer2static_runtime import legacy_inline
+    from pylayer2static_runtime.legacy import inline as legacy_inline
 
     with legacy_static_graph():
         main = paddle.static.Program()
@@ -210,7 +211,7 @@ def test_an_inlined_legacy_training_program_computes_what_its_pylayer_ops_did(mo
     import numpy as np
     import paddle
     from paddle.base import executor
-    from pylayer2static_runtime import legacy_inline
+    from pylayer2static_runtime.legacy import inline as legacy_inline
 
     with legacy_static_graph():
         main = paddle.static.Program()
@@ -256,7 +257,7 @@ def test_an_inlined_legacy_export_names_every_class_on_one_op(monkeypatch) -> No
     import numpy as np
     import paddle
     from paddle.base import executor
-    from pylayer2static_runtime import legacy_inline
+    from pylayer2static_runtime.legacy import inline as legacy_inline
 
     with legacy_static_graph():
         main = paddle.static.Program()

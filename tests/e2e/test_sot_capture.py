@@ -41,12 +41,12 @@ import pytest
 
 import harness
 from conftest import CASES_DIR, case_names
-from pylayer2static_runtime import sot
+from pylayer2static_runtime import framework, sot
 
 ON_2_6 = paddle.__version__.startswith("2.6")
 # Whether the runtime has SOT record PyLayer calls on this release (3.3.1: `paddle.jit.marker.
 # unified`; 2.6.2 and 3.0.0 have no marker, and each call breaks the graph).
-RECORDED = sot._unified_marker() is not None
+RECORDED = framework.sot_unified_marker() is not None
 
 # Calls the runtime keeps out of SOT's graph on 3.3.1 (sot.py says why), and the reason's text.
 KEPT_OUT = {

@@ -8,15 +8,15 @@ cross with `build_pipe_for_pylayer` in the forward block and are read back from 
 `cf.tuple_pop` op of the backward block).
 """
 import contextlib
-import functools
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import paddle
 from paddle.base.libpaddle.pir import build_pipe_for_pylayer  # paddle 3.3.1
 
-from . import dy2static, inline, reload
-from .errors import PyLayerContractError
-from . import patch
+from .. import framework, patch
+from ..core import records
+from ..core.errors import PyLayerContractError
+from .ops import CLASS_ATTR, PYLAYER, is_in_place
 
 
 class PirAdapter:
@@ -40,6 +40,20 @@ class PirAdapter:
         return a.is_same(b)
 
     @staticmethod
+    def latest(value: Any) -> Any:
+        """`value` as the in-place writes followed so far left it: dy2static's record of them
+        for the program being built (paddle 3.3.1 `parameter_recorder._global_inplace_map`)."""
+        if not isinstance(value, paddle.pir.Value):
+            return value
+        newer = _inplace_map().get(paddle.static.default_main_program(), value)
+        return value if newer is None else newer
+
+    @staticmethod
+    def record_write(target: Any, out: Any) -> None:
+        """Record that `out` is `target` after an in-place write (`latest` reads it)."""
+        _inplace_map().add(paddle.static.default_main_program(), target, out)
+
+    @staticmethod
     def own_gradient(value: Any, gradients: List[Any]) -> bool:
         """Whether backward may return `value` as it is: an op of backward's block made it
         (not an incoming gradient, a saved tensor's pop, a parameter), not in place (an
@@ -50,7 +64,7 @@ class PirAdapter:
             op is not None
             and op.get_parent_block() == block
             and op.name() != "cf.tuple_pop"
-            and not inline.is_in_place(op)
+            and not is_in_place(op)
             and sum(g is not None and g.is_same(value) for g in gradients) == 1
         )
 
@@ -134,12 +148,12 @@ class PirAdapter:
 
     @staticmethod
     def label(outputs: List[Any], cls: type, call: Tuple[Tuple[Any, ...], Dict[str, Any]]) -> None:
-        """Name `cls` on the op, for the ops inlining takes out of it (inline.py), and
-        record forward's arguments `call`, for an export's training after jit.load (reload.py)."""
+        """Name `cls` on the op, for the ops inlining takes out of it (`ops.py`), and
+        record forward's arguments `call`, for an export's training after jit.load (`core/records.py`)."""
         op = outputs[0].get_defining_op() if outputs else None
-        if op is not None and op.name() == inline.PYLAYER:
-            op.set_str_attr(inline.CLASS_ATTR, f"{cls.__module__}.{cls.__qualname__}")
-            reload.record_call(op, cls, call, PirAdapter.is_tensor)
+        if op is not None and op.name() == PYLAYER:
+            op.set_str_attr(CLASS_ATTR, f"{cls.__module__}.{cls.__qualname__}")
+            records.record_call(op, cls, call, PirAdapter.is_tensor)
 
     @staticmethod
     def forward_only_backward(message: str, inputs: List[Any], needs_grad: bool) -> Optional[Callable[..., Any]]:
@@ -187,7 +201,7 @@ class PirAdapter:
             copy.stop_gradient = True
             return copy
 
-        with patch.swapped("pir.Value.detach", paddle.pir.Value, "detach", detached_copy), _traced_parameters():
+        with patch.swapped("pir.adapter.Value.detach", paddle.pir.Value, "detach", detached_copy), _traced_parameters():
             yield
 
     @staticmethod
@@ -216,7 +230,7 @@ class PirAdapter:
         block = paddle.pir.get_current_insertion_point().block()
         for op in block.ops:
             operands = op.operands_source()
-            if op.name() in ("cf.yield", "cf.tuple_push", inline.PYLAYER) or not operands:
+            if op.name() in ("cf.yield", "cf.tuple_push", PYLAYER) or not operands:
                 continue
             stop = all(v.stop_gradient for v in operands if v is not None and v.initialized())
             for value in op.results():
@@ -254,6 +268,10 @@ class PirAdapter:
         """Nothing to clean up in PIR."""
 
 
+def _inplace_map() -> Any:
+    return framework.parameter_recorder()._global_inplace_map
+
+
 def _defined_elsewhere(value: Any, program: Any) -> bool:
     op = value.get_defining_op() if value.initialized() else None
     return op is not None and op.get_parent_block().program is not program
@@ -277,7 +295,7 @@ def _traced_parameters() -> Iterator[None]:
     parameter of its name (one the traced forward read); any other is an error."""
     from paddle.jit.dy2static.program_translator import _program_hash
 
-    recorder = dy2static.parameter_recorder()._global_parameter_recorder
+    recorder = framework.parameter_recorder()._global_parameter_recorder
 
     record = recorder.get
     parameters: Dict[str, Any] = {}  # the program's, found once: backward adds none
@@ -296,71 +314,5 @@ def _traced_parameters() -> Iterator[None]:
             )
         return parameter
 
-    with patch.swapped("pir.parameter_recorder.get", recorder, "get", get):
+    with patch.swapped("pir.adapter.parameter_recorder.get", recorder, "get", get):
         yield
-
-
-def _no_gradient_as_none(grad: Any) -> Any:
-    return grad if grad is None or grad.initialized() else None
-
-
-def _gradients_as_none(compute: Callable[..., Any], pairs: bool) -> Callable[..., Any]:
-    @functools.wraps(compute)
-    def none_for_no_gradient(*args: Any, **kwargs: Any) -> Any:
-        result = compute(*args, **kwargs)
-        if pairs:
-            return [(param, _no_gradient_as_none(grad)) for param, grad in result]
-        return [_no_gradient_as_none(grad) for grad in result]
-
-    return none_for_no_gradient
-
-
-def _extend_values(block: Any, values: List[Any]) -> None:
-    values.extend(block.kwargs().values())
-    for op in block.ops:
-        values.extend(op.results())
-        for inner in op.blocks():
-            _extend_values(inner, values)
-
-
-def _program_all_values(program: Any) -> List[Any]:
-    """Every value of `program`, as paddle 3.3.1 `RunnableProgram._get_program_all_values`
-    lists them (a block's keyword arguments, then each op's results and its blocks', depth
-    first), without the reference cycle its nested function makes.
-
-    That cycle (`extend_values` calls itself through its closure, whose other cell holds the
-    list) keeps the list alive until the cyclic garbage collector runs, and the list holds the
-    `Block.kwargs()` values, which paddle binds by reference (paddle/fluid/pybind/pir.cc:
-    Python objects that point into the block and own nothing, registered by pybind11 under
-    that address). Once the program is freed (a to_static function dropped) and before a
-    collection, pybind11 hands such a stale object back in place of a fresh copy whenever a
-    temporary C++ value lands at its address (`get_used_external_value`, `operands_source`),
-    and it then reads freed memory: the segfault in PIR autodiff of docs/RELIABILITY.md, seen
-    with the framework's own path too. Listed here, the values go when the caller drops them.
-    """
-    values: List[Any] = []
-    _extend_values(program.global_block(), values)
-    return values
-
-
-def install() -> None:
-    """Let a static program's optimizer skip a parameter that a PyLayer gives no gradient,
-    and list a to_static program's values without keeping them past their program
-    (`_program_all_values`).
-
-    A backward that returns None for a trainable parameter (a LoRA layer in its merged,
-    inference form) leaves a null value as that parameter's gradient in paddle 3.3.1
-    `paddle.autograd.ir_backward` `grad` and `append_backward`, where the optimizer skips
-    only a gradient that is None (optimizer.py `backward`, `_pir_create_optimization_pass`):
-    `sgd_` then fails on the null value. Eager leaves such a parameter's `.grad` None and
-    skips it; so does the framework for a parameter no path reaches.
-    """
-    from paddle.autograd import ir_backward
-    from paddle.jit.dy2static.pir_partial_program import RunnableProgram
-
-    if hasattr(RunnableProgram, "_get_program_all_values"):
-        patch.install("pir.RunnableProgram._get_program_all_values", RunnableProgram, "_get_program_all_values",
-                      lambda listing: _program_all_values)
-    patch.install("pir.ir_backward.grad", ir_backward, "grad", lambda grad: _gradients_as_none(grad, pairs=False))
-    patch.install("pir.ir_backward.append_backward", ir_backward, "append_backward",
-                  lambda append: _gradients_as_none(append, pairs=True))

@@ -8,18 +8,16 @@ variables are re-declared by name in the backward block; at run time the backwar
 block finds them in the forward block's step scope).
 """
 import contextlib
-import functools
 import logging
-from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import paddle
 from paddle.base import core
 from paddle.base.framework import Block, Parameter, Variable  # paddle 2.6.2 (also 3.3.1 with PIR off)
 
-from . import patch
-from .errors import PyLayerContractError, aliased_write_error
-from .legacy_inline import (BACKWARD_ROLE, CLASS_ATTR, ROLE_ATTR, InliningHook, child_blocks, inline_pylayers,
-                            inline_training, inlined_classes, keep_sub_block_variables)
+from .. import patch
+from ..core.errors import PyLayerContractError
+from .inline import BACKWARD_ROLE, CLASS_ATTR, ROLE_ATTR, child_blocks
 
 LOG = logging.getLogger("pylayer2static_runtime")
 
@@ -42,6 +40,21 @@ class LegacyAdapter:
     @staticmethod
     def same(a: Any, b: Any) -> bool:
         return a is b
+
+    @staticmethod
+    def latest(value: Any) -> Any:
+        """`value` as the in-place writes followed so far left it: dy2static's record of them
+        for the program being built, by variable id (paddle 2.6.2 and 3.3.1
+        `ProgramTranslator._inplace_map`)."""
+        if not isinstance(value, Variable):
+            return value
+        newer = _inplace_map().get(paddle.static.default_main_program(), value.desc.id())
+        return value if newer is None else newer
+
+    @staticmethod
+    def record_write(target: Any, out: Any) -> None:
+        """Record that `out` is `target` after an in-place write (`latest` reads it)."""
+        _inplace_map().add(paddle.static.default_main_program(), target.desc.id(), out)
 
     @staticmethod
     def grad_enabled() -> bool:
@@ -166,7 +179,7 @@ class LegacyAdapter:
                         var.stop_gradient = True
             return op
 
-        with patch.swapped("legacy.Block.append_op", Block, "append_op", append_op):
+        with patch.swapped("legacy.adapter.Block.append_op", Block, "append_op", append_op):
             yield
 
     @staticmethod
@@ -213,10 +226,10 @@ class LegacyAdapter:
         transposed = in_block_being_built(
             Variable.T.fget, lambda var: paddle.transpose(var, list(reversed(range(len(var.shape))))))
         size = in_block_being_built(Variable.size, paddle.numel)
-        with patch.swapped("legacy.Variable.clone", Variable, "clone", clone), \
-                patch.swapped("legacy.Variable.detach", Variable, "detach", detach), \
-                patch.swapped("legacy.Variable.T", Variable, "T", property(transposed)), \
-                patch.swapped("legacy.Variable.size", Variable, "size", size):
+        with patch.swapped("legacy.adapter.Variable.clone", Variable, "clone", clone), \
+                patch.swapped("legacy.adapter.Variable.detach", Variable, "detach", detach), \
+                patch.swapped("legacy.adapter.Variable.T", Variable, "T", property(transposed)), \
+                patch.swapped("legacy.adapter.Variable.size", Variable, "size", size):
             yield
 
     @staticmethod
@@ -280,159 +293,7 @@ def _no_gradient_stops(op: Any, backward: Any) -> None:
             op.block._var_recursive(name).stop_gradient = True
 
 
-class _BlocksKeptOnPop(list):
-    """A program's block list whose `pop` leaves the list as it is (see `install`)."""
+def _inplace_map() -> Any:
+    from paddle.jit.dy2static.program_translator import ProgramTranslator
 
-    def pop(self, index: Any = -1) -> Any:
-        return self[index]
-
-
-def _keeping_block_ids(normalize: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(normalize)
-    def normalize_program(*args: Any, **kwargs: Any) -> Any:
-        clone = paddle.static.Program.clone
-
-        def clone_keeping_block_ids(self: Any, *c_args: Any, **c_kwargs: Any) -> Any:
-            copy = clone(self, *c_args, **c_kwargs)
-            copy.blocks = _BlocksKeptOnPop(copy.blocks)
-            return copy
-
-        with patch.swapped("legacy.Program.clone", paddle.static.Program, "clone", clone_keeping_block_ids):
-            normalized = normalize(*args, **kwargs)
-        keep_sub_block_variables(args[0], normalized)
-        refuse_aliased_writes(normalized)
-        inline_pylayers(normalized)
-        return normalized
-
-    return normalize_program
-
-
-def _writes(op: Any, names: Set[str]) -> bool:
-    """Whether `op` writes one of `names` in place, as eager runs it: `set_value` (`x[i] = v`,
-    out of place in this IR, in place in eager) or an op whose output is its input."""
-    if op.type == "set_value":
-        return bool(names.intersection(op.input("Input")))
-    return bool(names.intersection(op.input_arg_names).intersection(op.output_arg_names))
-
-
-def refuse_aliased_writes(program: Any) -> None:
-    """Refuse a program that writes in place, after a PyLayer's call, an input its forward
-    returned as it is, or that output (inline.refuse_aliased_writes, the same on PIR).
-
-    The op's input is `op_inputs`' copy of the variable passed, and forward's block copies
-    what it returns into the op's output (`assign`): a write of either, or of the variable
-    passed, after the op reaches the other in eager, where the output is the input itself.
-    """
-    block = program.global_block()
-    ops = block.ops
-    copied_from = {op.output("Out")[0]: op.input("X")[0] for op in ops if op.type == "assign"}
-    for at, op in enumerate(ops):
-        ids = op._blocks_attr_ids("blocks") if op.type == "pylayer" and op.has_attr(CLASS_ATTR) else []
-        if not ids:
-            continue
-        inputs, outputs = op.input("Input"), op.output("Out")
-        for inner in program.block(ids[0]).ops:
-            if inner.type != "assign" or inner.input("X")[0] not in inputs or inner.output("Out")[0] not in outputs:
-                continue
-            given = inner.input("X")[0]
-            names = {given, copied_from.get(given, given), inner.output("Out")[0]}
-            writer = next((later for later in ops[at + 1:] if _writes(later, names)), None)
-            if writer is not None:
-                raise aliased_write_error(op.attr(CLASS_ATTR), inputs.index(given) + 1, writer.type)
-
-
-def _checked_and_inlined(init: Callable[..., Any]) -> Callable[..., Any]:
-    """`PartialProgramLayer.__init__` (paddle 2.6.2 jit/dy2static/partial_program.py), which
-    gets to_static's forward program before training or inference uses it: the aliasing check
-    first, then the layer hands its programs to `InliningHook` as it makes them."""
-
-    @functools.wraps(init)
-    def init_checked(self: Any, main_program: Any, *args: Any, **kwargs: Any) -> None:
-        refuse_aliased_writes(main_program)
-        init(self, main_program, *args, **kwargs)
-        self._hooker = InliningHook(self)
-
-    return init_checked
-
-
-def _inlining_after(set_hooker: Callable[..., Any]) -> Callable[..., Any]:
-    """`PartialProgramLayer.set_hooker`: the framework's hook (`PrimHooker`) runs inside
-    `InliningHook`, after the inlining."""
-
-    @functools.wraps(set_hooker)
-    def set_inner_hooker(self: Any, hooker: Any) -> None:
-        set_hooker(self, InliningHook(self, hooker))
-
-    return set_inner_hooker
-
-
-def _inlined_classes(program_desc: Any) -> List[str]:
-    block = program_desc.block(0)
-    ops = [block.op(i) for i in range(block.op_size())]
-    return inlined_classes(ops)
-
-
-def _refusing_inlined_training(append_backward_desc: Callable[..., Any]) -> Callable[..., Any]:
-    """`_ProgramHolder._append_backward_desc` (paddle 2.6.2 jit/translated_layer.py: the
-    training program of a loaded export, built when it is first trained), refused for an
-    export holding a PyLayer's forward ops inlined: autodiff would differentiate those, not
-    the custom backward, silently. paddle 3.x builds the calls again instead (reload.py)."""
-
-    @functools.wraps(append_backward_desc)
-    def append_backward_desc_unless_inlined(self: Any, program_desc: Any, *args: Any, **kwargs: Any) -> Any:
-        classes = _inlined_classes(program_desc)
-        if classes:
-            raise PyLayerContractError(
-                f"paddle {paddle.__version__} (legacy IR) cannot train this model loaded by paddle.jit.load: "
-                f"it was saved with the forward of PyLayer {', '.join(classes)} inlined for inference "
-                "(pylayer2static), its custom backward is not in the file, and on this IR it is not built "
-                "again (paddle 3.x does), so it cannot be run in training mode either: call .eval() on it "
-                "for inference, and train the original model"
-            )
-        return append_backward_desc(self, program_desc, *args, **kwargs)
-
-    return append_backward_desc_unless_inlined
-
-
-def _then_inlined(add_feed_fetch_ops: Callable[..., Any]) -> Callable[..., Any]:
-    """`_add_feed_fetch_ops` (paddle 2.6.2 base/executor.py `_get_program_and_executor`): the
-    executor's copy of a static program, its pylayer ops and their `pylayer_grad` ops inlined
-    (`legacy_inline.inline_training`); the user's program keeps its ops, so a later
-    `paddle.static.gradients` still sees backward's."""
-
-    @functools.wraps(add_feed_fetch_ops)
-    def add_feed_fetch_ops_and_inline(*args: Any, **kwargs: Any) -> Any:
-        program = add_feed_fetch_ops(*args, **kwargs)
-        inline_training(program, 0, set())
-        return program
-
-    return add_feed_fetch_ops_and_inline
-
-
-def install() -> None:
-    """Let `paddle.jit.save` export a program with more than one `pylayer` op, inline pylayer
-    ops where programs run (to_static's through `InliningHook`, the executor's copy of a
-    static program) and are exported, and refuse training a loaded export that holds a
-    PyLayer's ops inlined.
-
-    paddle 2.6.2 and 3.3.1 static/io.py `normalize_program` drops each pylayer op's backward
-    block with `copy_program.blocks.pop(block_id)`, by id, from the Python list of blocks:
-    after the first pop the ids no longer match the list, so the second op's pop fails
-    (IndexError: pop index out of range) or removes another block, and the forward blocks
-    are then looked up by shifted ids. The pop removes nothing from the program's desc
-    (the op's `blocks` attribute is what drops the backward block), so while it runs the
-    list keeps its blocks and every id keeps naming its block.
-    """
-    from paddle.base import executor
-    from paddle.jit import translated_layer
-    from paddle.jit.dy2static import partial_program
-    from paddle.static import io
-
-    patch.install("legacy.io.normalize_program", io, "normalize_program", _keeping_block_ids)
-    patch.install("legacy.PartialProgramLayer.__init__", partial_program.PartialProgramLayer, "__init__",
-                  _checked_and_inlined)
-    patch.install("legacy.PartialProgramLayer.set_hooker", partial_program.PartialProgramLayer, "set_hooker",
-                  _inlining_after)
-    patch.install("legacy.executor._add_feed_fetch_ops", executor, "_add_feed_fetch_ops", _then_inlined)
-    patch.install("legacy.refuse_inlined_training", translated_layer._ProgramHolder, "_append_backward_desc",
-                  _refusing_inlined_training)
+    return ProgramTranslator.get_instance()._inplace_map

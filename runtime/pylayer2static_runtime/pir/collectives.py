@@ -36,7 +36,7 @@ import importlib
 import inspect
 from typing import Any, Callable, List
 
-from . import patch
+from .. import patch
 
 _STREAM = "paddle.distributed.communication.stream"
 
@@ -96,8 +96,8 @@ def _in_pir(legacy: Callable[..., None], pir: Callable[..., None], lists: int) -
 
 
 _REPLACED = {  # module of paddle.distributed.communication.stream: (patch, function, PIR builder, list arguments)
-    "all_gather": ("collectives.all_gather_in_static_mode", "_all_gather_in_static_mode", _pir_all_gather, 1),
-    "all_to_all": ("collectives.all_to_all_in_static_mode", "_all_to_all_in_static_mode", _pir_all_to_all, 2),
+    "all_gather": ("pir.collectives.all_gather_in_static_mode", "_all_gather_in_static_mode", _pir_all_gather, 1),
+    "all_to_all": ("pir.collectives.all_to_all_in_static_mode", "_all_to_all_in_static_mode", _pir_all_to_all, 2),
 }
 
 
@@ -128,9 +128,9 @@ def _with_group(public: Callable[..., Any], module: Any, function: str, arity: i
 
 
 _GROUPED = {  # dist.stream function: (patch, its module, its static-mode function, arity, list arguments)
-    "all_reduce": ("collectives.stream.all_reduce", "all_reduce", "_all_reduce_in_static_mode", 5, 0),
-    "all_gather": ("collectives.stream.all_gather", "all_gather", "_all_gather_in_static_mode", 4, 1),
-    "alltoall": ("collectives.stream.alltoall", "all_to_all", "_all_to_all_in_static_mode", 5, 2),
+    "all_reduce": ("pir.collectives.stream.all_reduce", "all_reduce", "_all_reduce_in_static_mode", 5, 0),
+    "all_gather": ("pir.collectives.stream.all_gather", "all_gather", "_all_gather_in_static_mode", 4, 1),
+    "alltoall": ("pir.collectives.stream.alltoall", "all_to_all", "_all_to_all_in_static_mode", 5, 2),
 }
 
 

@@ -2,7 +2,7 @@
 import functools
 import inspect
 import sys
-from typing import Any, NoReturn, Optional
+from typing import Any, Optional
 
 
 def describe(cls: type) -> str:
@@ -77,22 +77,3 @@ def aliased_write_error(class_path: str, argument: Optional[int], writer: str) -
     if cls is None:
         return PyLayerContractError(f"PyLayer {class_path}: {message}")
     return contract_error(cls, message, "forward")
-
-
-def reraise_with_user_lines(exc: BaseException) -> NoReturn:
-    """Re-raise `exc`, raised while building outside to_static, naming the user's lines.
-
-    Forward and backward run converted by dy2static, so their frames are in
-    generated files. Under to_static the framework maps those frames back to the
-    user's source; elsewhere (pure static programs) this does the same with the
-    framework's own machinery (paddle 3.3.1 and 2.6.2 jit/dy2static/error.py,
-    as used by program_translator.py).
-    """
-    from paddle.base.dygraph.base import in_to_static_mode
-    from paddle.jit.dy2static import error
-
-    if in_to_static_mode() or isinstance(exc, PyLayerContractError) or hasattr(exc, error.ERROR_DATA):
-        raise exc
-    error.attach_error_data(exc)
-    getattr(exc, error.ERROR_DATA).raise_new_exception()
-    raise exc

@@ -1,0 +1,204 @@
+"""The framework as a PyLayer's op and its bodies are built: what eager's semantics need of it.
+
+Each piece swaps framework state for the length of a body (through `patch.swapped`) and is
+the same for both IRs; what differs by IR comes from the `adapter.IrAdapter` it is given.
+`op.py` builds with these and imports no framework code of its own:
+- `converted_code_semantics`: converted code follows in-place writes, also in a pure static
+  program, and leaves dy2static's in-place records as it found them;
+- `eager_forward_grad_mode`, `eager_backward_grad_mode`: forward and backward are built with
+  grad mode off, as eager runs them, unless they turn it on (the mode lives in the build
+  scope, `core/scope.py`);
+- `no_autograd_backward`: `paddle.autograd.backward` in a backward is a contract error;
+- `body_rules`: in-place APIs followed (`inplace.py`), eager-only code refused (`eager_only.py`);
+- `as_static`, `append_pylayer`, `copy`, `cast`, `defines_backward`: the framework calls the
+  build steps make.
+"""
+import contextlib
+from typing import Any, Callable, Iterator, List
+
+import paddle
+from paddle.base.dygraph.base import _convert_into_variable
+from paddle.static.nn import static_pylayer
+
+from . import eager_only, framework, inplace, patch
+from .adapter import IrAdapter
+from .core import scope
+from .core.errors import contract_error
+
+
+def _inplace_map() -> Any:
+    """dy2static's record of in-place writes (`x[i] = v` rebinds `x` to set_value's
+    output when converted code loads `x`), keyed by `id(program)` and never emptied for a
+    program dy2static did not build (2.6.2 fills it under PIR only: here it stays empty).
+    Left behind, a pure static program's entries outlive the program, and a later program
+    given the same id reads values of the freed one (3.0.0-3.2.2: a segfault in
+    DenseTensorArrayType::classof, or `can only get shape for dense` errors)."""
+    return framework.parameter_recorder()._global_inplace_map
+
+
+@contextlib.contextmanager
+def converted_code_semantics() -> Iterator[None]:
+    """Run converted forward/backward code as dy2static does, also in a pure static program.
+
+    Outside to_static, converted code does not follow in-place writes (`out[i:j] = x`):
+    paddle 3.3.1 `convert_load` consults the in-place map only in to_static mode, so a
+    later `out` reads the tensor before the write (wrong values, no error), and paddle
+    2.6.2 `Variable.__setitem__` refuses outside it. Both read the flag
+    `global_var._in_to_static_mode_` (paddle/base/dygraph/base.py).
+    """
+    from paddle.base.dygraph import base
+    from paddle.jit.dy2static.program_translator import ProgramTranslator
+
+    # Both IRs' maps, under to_static too: in-place APIs record there while forward/backward
+    # is built (inplace.py), and a backward built at autodiff time, after dy2static popped
+    # the program's records, would leave them to a later program given the same id.
+    maps = [_inplace_map(), ProgramTranslator.get_instance()._inplace_map]
+    checkpoints = [recorded.save_checkpoint() for recorded in maps]
+    try:
+        with patch.swapped("body.in_to_static_mode", base.global_var, "_in_to_static_mode_", True):
+            yield
+    finally:
+        for recorded, checkpoint in zip(maps, checkpoints):
+            recorded.restore_checkpoint(checkpoint)
+
+
+def as_static(value: Any) -> Any:
+    """An eager tensor in the call (a layer's parameter or buffer, as `*self.parameters()`
+    passes them under to_static) as the program's variable, as dy2static converts one when
+    an op reads it (paddle 3.3.1 and 2.6.2 `paddle.base.dygraph.base._convert_into_variable`);
+    eager gives it a gradient slot like any tensor argument."""
+    if isinstance(value, paddle.Tensor):
+        return _convert_into_variable(value)
+    return value
+
+
+@contextlib.contextmanager
+def eager_forward_grad_mode(adapter: IrAdapter) -> Iterator[None]:
+    """Build forward with grad mode off, as eager runs it, unless it turns it on.
+
+    Eager calls forward with grad mode off (paddle 3.3.1 and 2.6.2
+    paddle/fluid/pybind/eager_py_layer.cc `pylayer_method_apply`: `egr::AutogradMeta`-free
+    outputs, `paddle.is_grad_enabled()` False there): every tensor forward's own ops make
+    reads `stop_gradient=True`, while its arguments keep theirs. Code that decides what to
+    compute by reading it (PaddleNLP's FusedHeadAndCrossEntropy computes the hidden states'
+    gradient in forward only when `hidden_states.reshape(...).stop_gradient`, always in
+    eager) would otherwise take the other branch, silently. `no_grad`, `enable_grad` and
+    `set_grad_enabled` go through `is_grad_enabled`/`_set_grad_enabled` of
+    paddle/base/dygraph/base.py, swapped here; how a value made with the mode off stops
+    gradient is the IR's (`adapter.forward_semantics`: PIR's own flag, the Program IR's ops
+    marked). The mode is restored after forward, so the ops outside it are built as before.
+    """
+    from paddle.base.dygraph import base
+
+    def set_mode(mode: Any) -> None:
+        scope.update(forward_mode=bool(mode))
+        adapter.set_grad_mode(bool(mode))
+
+    outer_flag = adapter.set_grad_mode(False)
+    try:
+        with scope.entered(forward_mode=False), \
+                patch.swapped("body.is_grad_enabled", base, "is_grad_enabled", lambda: bool(scope.current().forward_mode)), \
+                patch.swapped("body.set_grad_enabled", base, "_set_grad_enabled", set_mode), \
+                adapter.forward_semantics(lambda: scope.current().forward_mode is False):
+            yield
+    finally:
+        adapter.set_grad_mode(outer_flag)
+
+
+class _BackwardEntry:
+    """The grad mode at the top of a backward being built: off, as eager runs backward.
+
+    Falsy for whoever reads the mode; when `no_grad`/`enable_grad` restore it on exit, the
+    framework's own flag goes back to what it was outside, so the ops of backward's own
+    code are built as they were (a gradient of them, as a double backward asks, is then
+    refused by the framework as before, not silently none).
+    """
+
+    def __bool__(self) -> bool:
+        return False
+
+
+@contextlib.contextmanager
+def eager_backward_grad_mode() -> Iterator[None]:
+    """Build backward with grad mode off, as eager runs it, unless it turns it on.
+
+    Eager runs backward with grad mode off; a recompute PyLayer turns it on
+    (`with paddle.enable_grad():`) to re-run forward and `paddle.grad` it, and a PyLayer
+    applied there then records its own backward. `no_grad`, `enable_grad` and
+    `set_grad_enabled` read and set the mode through `is_grad_enabled` and
+    `_set_grad_enabled` of paddle/base/dygraph/base.py (paddle 3.3.1 and 2.6.2); in a static
+    program paddle 2.6.2 keeps no mode at all, so the mode is tracked here, and set in the
+    framework too inside those blocks (PIR builds ops by it).
+    """
+    from paddle.base.dygraph import base
+
+    is_grad_enabled, set_grad_enabled = base.is_grad_enabled, base._set_grad_enabled
+    outer_mode = is_grad_enabled()
+    entry = _BackwardEntry()
+
+    def set_mode(mode: Any) -> None:
+        scope.update(backward_mode=mode if mode is entry else bool(mode))
+        set_grad_enabled(outer_mode if mode is entry else mode)
+
+    try:
+        with scope.entered(backward_mode=entry), \
+                patch.swapped("body.is_grad_enabled", base, "is_grad_enabled", lambda: scope.current().backward_mode), \
+                patch.swapped("body.set_grad_enabled", base, "_set_grad_enabled", set_mode):
+            yield
+    finally:
+        set_grad_enabled(outer_mode)
+
+
+@contextlib.contextmanager
+def no_autograd_backward(cls: type) -> Iterator[None]:
+    """While backward is built, `paddle.autograd.backward` raises a contract error.
+
+    Eager's accumulates into `.grad` of leaves, which no static graph has (paddle 3.3.1 and
+    2.6.2 raise "We only support 'backward()' in dynamic graph mode", without the PyLayer);
+    a backward can return `paddle.grad` of the re-run outputs instead, with the parameters
+    passed to `apply` as arguments so that their gradients are returned too.
+    """
+
+    @paddle.jit.not_to_static
+    def backward(*args: Any, **kwargs: Any) -> None:
+        raise contract_error(
+            cls,
+            "backward calls paddle.autograd.backward, which accumulates into .grad and works in "
+            "dynamic graphs only; return paddle.grad(outputs, inputs, grads) instead, passing "
+            "the parameters to apply as arguments to get their gradients too (as "
+            "CheckpointFunction-style recompute does)",
+            "backward",
+        )
+
+    with patch.swapped("body.autograd_backward", paddle.autograd, "backward", backward):
+        yield
+
+
+@contextlib.contextmanager
+def body_rules(cls: type, method: str, adapter: IrAdapter, foreign: List[Any]) -> Iterator[None]:
+    """What forward's and backward's bodies alike are built under: the IR's own
+    (`adapter.body_semantics`), in-place APIs followed (`foreign`: what forward may not
+    write into, inplace.py) and eager-only code refused at the user's line (eager_only.py)."""
+    with adapter.body_semantics(), inplace.followed(scope.Body(cls, method, foreign, adapter)), \
+            eager_only.guarded(cls, method):
+        yield
+
+
+def append_pylayer(forward: Callable[..., Any], inputs: List[Any], backward: Any) -> Any:
+    """The pylayer op appended to the program being built (paddle 3.3.1 and 2.6.2
+    python/paddle/static/nn/static_pylayer.py); forward's outputs, as it returns them."""
+    return static_pylayer(forward, inputs, backward)
+
+
+def copy(value: Any) -> Any:
+    """A new value equal to `value`."""
+    return paddle.assign(value)
+
+
+def cast(value: Any, dtype: Any) -> Any:
+    return paddle.cast(value, dtype)
+
+
+def defines_backward(backward: Callable[..., Any]) -> bool:
+    """Whether `backward` is a class's own, not `PyLayer.backward` (which raises)."""
+    return backward is not paddle.autograd.PyLayer.backward
