@@ -57,9 +57,8 @@ _OWN_IMPORT = "import pylayer2static_runtime as _p2s"
 
 
 def _runtime_version() -> str:
-    from . import __version__
-
-    return __version__
+    # Read from the package, imported by now: importing it here would make a cycle.
+    return sys.modules[__package__].__version__
 
 
 def find_binary() -> str:

@@ -496,7 +496,7 @@ case links to its test.
   `real_lora_quick`): a parameter that gets no gradient keeps `.grad` None, as in eager, in
   every mode and on both versions, so optimizers skip it (zeros would let weight decay and
   momentum move a frozen weight; on 2.6.2 the runtime marks the op's own copy of such an input
-  stop-gradient, `legacy.py` `_no_gradient_stops`). An input of a `to_static` function that
+  stop-gradient, `legacy/adapter.py` `_no_gradient_stops`). An input of a `to_static` function that
   gets no gradient has `.grad` zeros instead of None: the framework's `run_program` gives
   every input that needs a gradient one, with built-in ops too; so does SOT for parameters,
   which its subgraphs take as inputs (3.3.1, built-in ops too, once a graph is big enough for
@@ -519,8 +519,8 @@ case links to its test.
 - **Exports and the programs executors run hold no pylayer op**: after autodiff (to_static
   training), for inference programs, in the executor's copy of a static program and in
   `jit.save`/`save_inference_model` exports, each pylayer op is replaced by its sub-block's ops
-  and its saved-tensor pipe by the saved values (PIR: `inline.py`; the 2.6.2 legacy IR:
-  `legacy_inline.py`, with each `pylayer_grad` op replaced by its backward block's ops),
+  and its saved-tensor pipe by the saved values (PIR: `pir/ops.py`; the 2.6.2 legacy IR:
+  `legacy/inline.py`, with each `pylayer_grad` op replaced by its backward block's ops),
   control flow and nested pylayer ops included.
   So the predictor's passes see ordinary ops, and every case's export runs in the predictor's
   default CPU configuration (oneDNN on, no pass deleted; outputs within float32 rounding of

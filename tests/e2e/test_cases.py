@@ -52,7 +52,7 @@ EVAL = [name for name in case_names() if "to_static" in harness.case_modes(_orig
 def test_case_in_eval_mode(name: str, transpile) -> None:
     """The model in eval mode under to_static equals it eagerly, and the program run holds no
     pylayer op (paddle 2.6.2 makes that program a clone for test of the forward program, which
-    failed for a backward holding blocks of its own: legacy.py `_backward_role_within`)."""
+    failed for a backward holding blocks of its own: legacy/adapter.py `_backward_role_within`)."""
     original, transpiled = _modules(name, transpile)
     state = harness.reference_state(original)
     result = harness.run_eval(transpiled, state, to_static=True)

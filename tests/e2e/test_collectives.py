@@ -1,5 +1,5 @@
 """The runtime's list forms of `dist.all_gather` and `dist.alltoall` for PIR programs
-(collectives.py), built in one process that says it has 2 ranks (the legacy IR refuses fewer
+(pir/collectives.py), built in one process that says it has 2 ranks (the legacy IR refuses fewer
 at build time): running them needs the ranks, which tests/dist (`make e2e-dist`) has for
 all_gather (gloo has no all_to_all: see README.md, "Distributed training")."""
 import importlib

@@ -3,7 +3,7 @@ static graphs.
 
 paddle 3.3.1 (PIR): the pylayer op autodiff builds as a PyLayer's gradient has no backward of
 its own ("backward function id of pylayer op should be non-negative", the framework's own
-path); the runtime inlines it as autodiff builds it (inline.py `_inline_grad_op`), so that a
+path); the runtime inlines it as autodiff builds it (pir/double_backward.py `_inline_grad_op`), so that a
 second autodiff differentiates backward's ops as eager does under create_graph. A backward
 that reads a tensor forward computed and saved is refused then, naming the class.
 paddle 2.6.2 (legacy IR): no GradOpMaker for pylayer_grad; the framework refuses, also on

@@ -118,7 +118,7 @@ def test_the_executor_runs_a_static_program_without_pylayer_ops(transpile, monke
 def test_pylayer_ops_holding_control_flow(transpile) -> None:
     """Forward and backward holding `if` and `while` (ops with blocks of their own). PIR: those
     ops move into the parent block whole, and no pylayer op is left. The legacy IR inlines
-    exports at `normalize_program` and to_static programs (`legacy_inline`): there the ops move with
+    exports at `normalize_program` and to_static programs (`legacy/inline.py`): there the ops move with
     their blocks, reparented to the global block, and the export equals eager."""
     import paddle
     from pylayer2static_runtime.pir import ops as pir_ops
@@ -167,7 +167,7 @@ def legacy_static_graph():
 def test_an_inlined_legacy_export_drops_only_the_copies_nothing_writes_around() -> None:
     """The legacy IR's pylayer op takes a copy of each input (`op_inputs`) and its forward
     block copies what it returns into the op's outputs; once an export is inlined,
-    `legacy_inline._drop_copies` drops such a copy when neither it nor the original is written after
+    `legacy/inline.py` `_drop_copies` drops such a copy when neither it nor the original is written after
     it, and its readers read the original: the program computes the same. On a Program IR
     program built by hand (on paddle 3.x with PIR switched off, `pir_utils.OldIrGuard`); every
     case's export is compared with eager by test_cases.py's jit_save mode on paddle 2.6.2."""
