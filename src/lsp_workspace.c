@@ -5,15 +5,15 @@
 #include <string.h>
 
 #include "check.h"
-#include "config.h"
 #include "lsp_features.h"
 #include "project.h"
 #include "resolve.h"
+#include "settings.h"
 #include "source.h"
 #include "transpile.h"
 #include "tree.h"
 
-void p2s_workspace_init(P2sWorkspace *self, const char *root)
+void p2s_workspace_init(P2sWorkspace *self, const char *root, const P2sConfig *config)
 {
     memset(self, 0, sizeof *self);
     size_t n = strlen(root);
@@ -21,20 +21,19 @@ void p2s_workspace_init(P2sWorkspace *self, const char *root)
         n--;
     self->root = p2s_strndup(root, n);
     self->package_prefix = p2s_project_package_prefix(self->root);
-    /* The import roots come from the folder's configuration, as the CLI's do; a broken one is
-     * reported when the documents' rules are read, and the default roots serve meanwhile. */
-    P2sConfig config = {0};
-    P2sStrbuf err;
-    p2s_strbuf_init(&err);
-    char *path = p2s_config_discover(self->root);
-    if (path && p2s_config_load(path, &config, &err) < 0)
-        p2s_config_release(&config);
-    p2s_project_init(&self->project, self->root, &config);
-    self->excludes = config.exclude;
-    memset(&config.exclude, 0, sizeof config.exclude);
-    p2s_config_release(&config);
-    p2s_free(path);
-    p2s_strbuf_release(&err);
+    p2s_workspace_configure(self, config);
+}
+
+void p2s_workspace_configure(P2sWorkspace *self, const P2sConfig *config)
+{
+    p2s_project_release(&self->project);
+    p2s_strings_release(&self->excludes);
+    p2s_project_init(&self->project, self->root, config);
+    P2sWalkSettings walk;
+    p2s_settings_walk(NULL, 0, config, &walk);
+    for (size_t i = 0; i < walk.excludes.size; i++)
+        array_push(&self->excludes, p2s_strdup(walk.excludes.contents[i]));
+    array_delete(&walk.excludes);
 }
 
 static void ws__clear(P2sWorkspace *self)

@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "array.h"
+#include "config.h"
 #include "externals.h"
 #include "find.h"
 #include "nameset.h"
@@ -49,7 +50,11 @@ typedef struct {
 /* The text of an open document standing in for path, or NULL to read the file. */
 typedef const char *(*P2sWsOverlay)(void *ctx, const char *path, size_t *len);
 
-void p2s_workspace_init(P2sWorkspace *self, const char *root);
+/* A folder at root, with the configuration the server's settings give it (settings.h: the
+ * client's `config`, none for `noConfig`, else the nearest one; empty when broken). */
+void p2s_workspace_init(P2sWorkspace *self, const char *root, const P2sConfig *config);
+/* Takes the import roots and the excludes from config anew (the client's settings changed). */
+void p2s_workspace_configure(P2sWorkspace *self, const P2sConfig *config);
 /* (Re)indexes every module below root with rules. */
 void p2s_workspace_scan(P2sWorkspace *self, const P2sRules *rules, P2sWsOverlay overlay, void *ctx);
 /* Whether path lies below root. */
