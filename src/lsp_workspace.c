@@ -1,4 +1,5 @@
-/* lsp_workspace.c — the cross-file index of a workspace folder (tree mode's find phase). */
+/* lsp_workspace.c — the cross-file index of a workspace folder: tree mode's walk and find
+ * phase, and resolve.c's rounds. */
 #include "lsp_workspace.h"
 
 #include <stdlib.h>

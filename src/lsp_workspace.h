@@ -1,7 +1,7 @@
 /* lsp_workspace.h — what the language server knows across files: every module below a
  * workspace folder is read, parsed and found the way tree mode does it (p2s_unit_parse,
  * p2s_unit_find with the module's dotted name and the set of PyLayers other modules export,
- * then found again until that set stops growing), so a document that imports a PyLayer from a
+ * then found again until that set stops growing: resolve.c's rounds), so a document that imports a PyLayer from a
  * sibling module is checked and resolved as `pylayer2static SRC_DIR -o OUT` would. Trees are
  * dropped after finding: the index keeps per module only its exports and misses, and a hover
  * summary of each PyLayer class. Open documents may stand in for their files (an overlay).
