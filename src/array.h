@@ -28,6 +28,8 @@
 
 /* Owned strings: p2s_strings_release frees each item, then the array. */
 typedef Array(char *) P2sStrings;
+/* Borrowed strings: array_delete frees the array only. */
+typedef Array(const char *) P2sStringList;
 
 static inline void array__reserve(void **contents, size_t *capacity, size_t element_size, size_t n)
 {

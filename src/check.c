@@ -68,6 +68,12 @@ typedef struct {
 
 #define CHECK_ROOT SIZE_MAX
 
+/* A name's text: an identifier's in the source, or a parameter's in its signature. */
+typedef struct {
+    const char *text;
+    size_t len;
+} CheckName;
+
 /* What one forward or backward looks like from the outside. */
 typedef struct Method {
     TSNode def;                  /* function_definition; null node when absent */
@@ -75,12 +81,11 @@ typedef struct Method {
     unsigned bit;                /* P2S_IN_FORWARD / P2S_IN_BACKWARD */
     size_t owner;                /* the class whose body holds def */
     NodeList decorators;         /* its decorators, as expressions */
-    TSNode ctx;                  /* identifier of the first parameter; null node when none */
-    NodeList params;             /* parameter nodes after ctx */
+    const P2sSignature *sig;     /* def's signature (find.c read it for the class); NULL when absent */
     NodeList returns;            /* return statements of this function (not nested ones) */
     NodeList ctx_calls;          /* calls `ctx.<method from the table>(...)`, not in nested defs */
     Array(unsigned char) ctx_call_straight;  /* each one lies on the straight-line path */
-    NodeList tensors;            /* identifiers certainly bound to a Tensor */
+    Array(CheckName) tensors;    /* names certainly bound to a Tensor */
     NodeList calls;              /* every call in its body, nested ones too (the hazards) */
     bool ctx_escapes;            /* ctx is used other than as `ctx.attr` (passed on, aliased) */
     bool mentions_save;          /* some `.save_for_backward`-like attribute appears anywhere */
@@ -98,12 +103,6 @@ static bool check__text_is(const Checker *ck, TSNode node, const char *text, siz
 {
     uint32_t start = ts_node_start_byte(node), end = ts_node_end_byte(node);
     return end - start == n && memcmp(ck->src->bytes + start, text, n) == 0;
-}
-
-static bool check__same_text(const Checker *ck, TSNode a, TSNode b)
-{
-    return check__text_is(ck, a, ck->src->bytes + ts_node_start_byte(b),
-                          ts_node_end_byte(b) - ts_node_start_byte(b));
 }
 
 /* Looks through parentheses: `((x))` is `x`. */
@@ -162,33 +161,6 @@ static TSNode check__body_parent(const Body *body, size_t i)
 {
     size_t p = body->parent.contents[i];
     return p == CHECK_ROOT ? body->root : body->nodes.contents[p];
-}
-
-/* The identifier a parameter binds: `x`, `x: T`, `x=1`, `x: T = 1`; null node for `*args`,
- * `**kw`, `*` and `/`. */
-static TSNode check__param_name(TSNode param)
-{
-    if (check__type_is(param, P2S_KIND_IDENTIFIER))
-        return param;
-    if (check__type_is(param, P2S_KIND_DEFAULT_PARAMETER) || check__type_is(param, P2S_KIND_TYPED_DEFAULT_PARAMETER))
-        return p2s_child(param, P2S_FIELD_NAME);
-    if (check__type_is(param, P2S_KIND_TYPED_PARAMETER)) {
-        TSNode inner = ts_node_named_child(param, 0);
-        return check__type_is(inner, P2S_KIND_IDENTIFIER) ? inner : (TSNode){0};
-    }
-    return (TSNode){0};
-}
-
-static bool check__param_is(TSNode param, P2sKind kind)
-{
-    if (check__type_is(param, P2S_KIND_TYPED_PARAMETER))
-        param = ts_node_named_child(param, 0);
-    return check__type_is(param, kind);
-}
-
-static bool check__param_has_default(TSNode param)
-{
-    return check__type_is(param, P2S_KIND_DEFAULT_PARAMETER) || check__type_is(param, P2S_KIND_TYPED_DEFAULT_PARAMETER);
 }
 
 /* The decorators of a method's statement in its class body (find.c's forward_stmt), as
@@ -397,21 +369,22 @@ static void check__signature(Checker *ck, size_t index, const Method *m, const c
     /* Another decorator may well return a staticmethod: only the certain cases fire. */
     if (!is_static && (decs.size == 0 || is_classmethod))
         check__emit(ck, "P2S103", p2s_node_span(p2s_child(m->def, P2S_FIELD_NAME)), kv, 2);
-    TSNode params = p2s_child(m->def, P2S_FIELD_PARAMETERS);
-    TSNode first = ts_node_named_child_count(params) ? ts_node_named_child(params, 0) : (TSNode){0};
-    while (check__type_is(first, P2S_KIND_COMMENT))
-        first = ts_node_next_named_sibling(first);
-    /* `*args` first still receives ctx; no parameter, `*` or `**kw` first cannot. */
-    if (ts_node_is_null(first) || check__type_is(first, P2S_KIND_KEYWORD_SEPARATOR) ||
-        check__param_is(first, P2S_KIND_DICTIONARY_SPLAT_PATTERN))
-        check__emit(ck, "P2S104", p2s_node_span(params), kv, 2);
+    if (!p2s_signature_receives_ctx(m->sig))
+        check__emit(ck, "P2S104", p2s_node_span(p2s_child(m->def, P2S_FIELD_PARAMETERS)), kv, 2);
 }
 
 /* ---- one method ---- */
 
+/* Whether the method's first parameter has a name (the ctx the checks follow). */
+static bool check__has_ctx(const Method *m)
+{
+    return m->sig && m->sig->ctx.end > 0;
+}
+
 static bool check__is_ctx(const Method *m, const Checker *ck, TSNode node)
 {
-    return p2s_node_present(m->ctx) && check__type_is(node, P2S_KIND_IDENTIFIER) && check__same_text(ck, node, m->ctx);
+    return check__has_ctx(m) && check__type_is(node, P2S_KIND_IDENTIFIER) &&
+           check__text_is(ck, node, m->sig->text + m->sig->ctx.start, m->sig->ctx.end - m->sig->ctx.start);
 }
 
 /* `ctx.<name>(...)` with name in the ctx method table: the table entry, else NULL. */
@@ -426,12 +399,12 @@ static const P2sCtxMethod *check__ctx_call(const Checker *ck, const Method *m, T
 }
 
 /* How many times the body binds name (assignment targets, for/with/except targets, walrus). */
-static size_t check__bindings(const Checker *ck, const Body *body, TSNode name)
+static size_t check__bindings(const Checker *ck, const Body *body, CheckName name)
 {
     size_t count = 0;
     for (size_t i = 0; i < body->nodes.size; i++) {
         TSNode n = body->nodes.contents[i];
-        if (body->kind.contents[i] != P2S_KIND_IDENTIFIER || !check__same_text(ck, n, name))
+        if (body->kind.contents[i] != P2S_KIND_IDENTIFIER || !check__text_is(ck, n, name.text, name.len))
             continue;
         TSNode up = n;
         for (size_t at = i; body->parent.contents[at] != CHECK_ROOT; at = body->parent.contents[at]) {
@@ -479,10 +452,19 @@ static bool check__straight_line(const Body *body, size_t at)
     }
 }
 
+static void check__add_tensor_name(const Checker *ck, Method *m, const Body *body, CheckName name,
+                                   size_t allowed_bindings)
+{
+    if (check__bindings(ck, body, name) <= allowed_bindings)
+        array_push(&m->tensors, name);
+}
+
 static void check__add_tensor(const Checker *ck, Method *m, const Body *body, TSNode name, size_t allowed_bindings)
 {
-    if (check__type_is(name, P2S_KIND_IDENTIFIER) && check__bindings(ck, body, name) <= allowed_bindings)
-        array_push(&m->tensors, name);
+    if (!check__type_is(name, P2S_KIND_IDENTIFIER))
+        return;
+    CheckName text = {ck->src->bytes + ts_node_start_byte(name), ts_node_end_byte(name) - ts_node_start_byte(name)};
+    check__add_tensor_name(ck, m, body, text, allowed_bindings);
 }
 
 /* Names a `x, y = ctx.saved_tensor()` or `x = ctx.saved_tensor()[0]` binds to Tensors; the
@@ -513,31 +495,18 @@ static void check__saved_targets(const Checker *ck, Method *m, const Body *body,
         check__add_tensor(ck, m, body, ts_node_named_child(left, i), 1);
 }
 
-static void check__method_init(Checker *ck, Method *m, TSNode def, TSNode stmt, size_t owner,
-                               const char *where, unsigned bit)
+static void check__method_init(Checker *ck, Method *m, TSNode def, TSNode stmt, const P2sSignature *sig,
+                               size_t owner, const char *where, unsigned bit)
 {
     memset(m, 0, sizeof *m);
     m->def = def;
+    m->sig = sig;
     m->where = where;
     m->bit = bit;
     m->owner = owner;
     if (!p2s_node_present(def))
         return;
     check__decorators(stmt, &m->decorators);
-    TSNode params = p2s_child(def, P2S_FIELD_PARAMETERS);
-    uint32_t n = ts_node_named_child_count(params);
-    bool first = true;
-    for (uint32_t i = 0; i < n; i++) {
-        TSNode p = ts_node_named_child(params, i);
-        if (check__type_is(p, P2S_KIND_COMMENT))
-            continue;
-        if (first && !check__type_is(p, P2S_KIND_KEYWORD_SEPARATOR) && !check__param_is(p, P2S_KIND_LIST_SPLAT_PATTERN) &&
-            !check__param_is(p, P2S_KIND_DICTIONARY_SPLAT_PATTERN))
-            m->ctx = check__param_name(p);
-        else if (!first)
-            array_push(&m->params, p);
-        first = false;
-    }
     const P2sCtxMethod *save = p2s_rules_ctx_role(ck->rules, P2S_CTX_SAVE);
     const P2sCtxMethod *load = p2s_rules_ctx_role(ck->rules, P2S_CTX_LOAD);
     Body collected;
@@ -582,17 +551,17 @@ static void check__method_init(Checker *ck, Method *m, TSNode def, TSNode stmt, 
             check__saved_targets(ck, m, body, i);
     }
     /* backward's gradient parameters are Tensors (or None) as long as nothing rebinds them. */
-    for (size_t i = 0; bit == P2S_IN_BACKWARD && i < m->params.size; i++) {
-        TSNode name = check__param_name(m->params.contents[i]);
-        if (p2s_node_present(name) && !check__param_has_default(m->params.contents[i]))
-            check__add_tensor(ck, m, body, name, 0);
+    for (size_t i = 0; bit == P2S_IN_BACKWARD && i < sig->params.size; i++) {
+        const P2sParam *p = &sig->params.contents[i];
+        CheckName name = {sig->text + p->name.start, p->name.end - p->name.start};
+        if (!p->has_default && p->kind != P2S_PARAM_VAR_POSITIONAL && p->kind != P2S_PARAM_VAR_KEYWORD)
+            check__add_tensor_name(ck, m, body, name, 0);
     }
     check__body_release(&collected);   /* what the checks need of it is kept above */
     /* kept until the file is checked, one per method: most lists hold a node or two */
     array_shrink(&m->decorators);
     array_shrink(&m->ctx_call_straight);
     array_shrink(&m->calls);
-    array_shrink(&m->params);
     array_shrink(&m->returns);
     array_shrink(&m->ctx_calls);
     array_shrink(&m->tensors);
@@ -603,7 +572,6 @@ static void check__method_release(Method *m)
     array_delete(&m->decorators);
     array_delete(&m->ctx_call_straight);
     array_delete(&m->calls);
-    array_delete(&m->params);
     array_delete(&m->returns);
     array_delete(&m->ctx_calls);
     array_delete(&m->tensors);
@@ -622,8 +590,8 @@ static const Method *check__method(Checker *ck, size_t index, unsigned bit)
     if (m)
         return m;
     m = p2s_malloc(sizeof *m);
-    check__method_init(ck, m, def, fwd ? cls->forward_stmt : cls->backward_stmt, owner,
-                       fwd ? "forward" : "backward", bit);
+    check__method_init(ck, m, def, fwd ? cls->forward_stmt : cls->backward_stmt,
+                       fwd ? cls->signature : cls->backward_signature, owner, fwd ? "forward" : "backward", bit);
     ck->methods.contents[slot] = m;
     return m;
 }
@@ -641,7 +609,7 @@ static bool check__is_tensor_name(const Checker *ck, const Method *m, TSNode nod
     if (!check__type_is(node, P2S_KIND_IDENTIFIER))
         return false;
     for (size_t i = 0; i < m->tensors.size; i++)
-        if (check__same_text(ck, node, m->tensors.contents[i]))
+        if (check__text_is(ck, node, m->tensors.contents[i].text, m->tensors.contents[i].len))
             return true;
     return false;
 }
@@ -768,22 +736,17 @@ static size_t check__forward_inputs(const P2sSignature *sig)
 static void check__counts(Checker *ck, const Method *f, const Method *b, const P2sSignature *sig,
                           const ForwardOutputs *outputs, const char *cls_name)
 {
-    if (!p2s_node_present(f->def) || !p2s_node_present(b->def) || !p2s_node_present(b->ctx) ||
-        !p2s_node_present(f->ctx))
+    if (!check__has_ctx(f) || !check__has_ctx(b))
         return;
     size_t required = 0, accepted = 0;
     bool star = false;
-    for (size_t i = 0; i < b->params.size; i++) {
-        TSNode p = b->params.contents[i];
-        if (check__param_is(p, P2S_KIND_LIST_SPLAT_PATTERN))
-            star = true;
-        if (check__type_is(p, P2S_KIND_KEYWORD_SEPARATOR) || check__param_is(p, P2S_KIND_LIST_SPLAT_PATTERN) ||
-            check__param_is(p, P2S_KIND_DICTIONARY_SPLAT_PATTERN))
-            break;
-        if (check__type_is(p, P2S_KIND_POSITIONAL_SEPARATOR))
-            continue;
-        accepted++;
-        required += !check__param_has_default(p);
+    for (size_t i = 0; i < b->sig->params.size; i++) {
+        const P2sParam *p = &b->sig->params.contents[i];
+        star = star || p->kind == P2S_PARAM_VAR_POSITIONAL;
+        if (p->kind == P2S_PARAM_POSITIONAL_ONLY || p->kind == P2S_PARAM_POSITIONAL_OR_KEYWORD) {
+            accepted++;
+            required += !p->has_default;
+        }
     }
     size_t at_most = outputs->at_most, at_least = outputs->at_least;
     char given[48], expected[48];
@@ -855,7 +818,7 @@ static void check__ctx_calls(Checker *ck, const Method *f, const Method *b, cons
     }
     /* backward loads what forward never saved: only when forward is fully visible (ctx never
      * leaves it, no decorator that could save) and no save is spelled anywhere in it. */
-    if (save && p2s_node_present(f->def) && p2s_node_present(f->ctx) && !f->mentions_save &&
+    if (save && check__has_ctx(f) && !f->mentions_save &&
         !f->ctx_escapes && check__only_staticmethod(ck, f)) {
         for (size_t i = 0; i < b->ctx_calls.size; i++) {
             const P2sCtxMethod *cm = check__ctx_call(ck, b, b->ctx_calls.contents[i]);

@@ -23,8 +23,6 @@ enum {
 
 typedef enum { P2S_COLOR_AUTO, P2S_COLOR_ALWAYS, P2S_COLOR_NEVER } P2sColor;
 
-typedef Array(const char *) P2sStringList;
-
 typedef struct {
     P2sStringList inputs;       /* several only when nothing is written to -o (lint, check...) */
     const char *input;          /* the one being run: a file, a directory (tree mode), or "-" */

@@ -838,6 +838,8 @@ static void find__decide_builder(Finder *f, size_t index)
                                            &backward_plain, 0);
     if (p2s_node_present(cls->forward))
         cls->signature = p2s_signature_read(f->src, cls->forward, cls->forward_plain);
+    if (p2s_node_present(cls->backward))
+        cls->backward_signature = p2s_signature_read(f->src, cls->backward, backward_plain);
     if (!cls->qualname || !p2s_node_present(cls->forward) || !cls->forward_plain)
         return;
     size_t head_len = strcspn(cls->qualname, ".");
@@ -1070,6 +1072,7 @@ void p2s_findings_release(P2sFindings *self)
     for (size_t i = 0; i < self->classes.size; i++) {
         p2s_free(self->classes.contents[i].qualname);
         p2s_signature_free(self->classes.contents[i].signature);
+        p2s_signature_free(self->classes.contents[i].backward_signature);
     }
     p2s_strings_release(&self->exports);
     array_delete(&self->export_classes);

@@ -29,6 +29,7 @@ typedef struct {
     size_t backward_owner;    /* likewise for backward */
     bool forward_plain;       /* forward's only decorator is @staticmethod */
     P2sSignature *signature;  /* forward's, read once here (owned); NULL when no forward */
+    P2sSignature *backward_signature;  /* backward's, likewise; NULL when no backward */
     size_t forward_outputs;   /* how many values forward returns when every return agrees
                                  (counted by check.c); P2S_COUNT_UNKNOWN otherwise */
     bool builder;             /* gets a generated static builder (see find.c for the conditions) */

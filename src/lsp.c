@@ -59,9 +59,11 @@ typedef struct {
     P2sTranspileStatus kept_status;
 } LspDoc;
 
-/* Rules for one configuration file (NULL path: none). */
+/* The settings merged with one configuration file (NULL path: none): the rules of the documents
+ * below it, and the configuration of the workspace folders it serves. */
 typedef struct {
     char *config_path;
+    P2sConfig config;           /* empty when broken */
     P2sRules rules;
 } LspRules;
 
@@ -135,38 +137,40 @@ static void lsp__settings_read(P2sLsp *s, const cJSON *settings)
     st->no_config |= cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(settings, "noConfig"));
 }
 
-/* The rules for documents in dir (NULL: no directory, e.g. an untitled buffer), cached per
- * configuration file. A broken configuration is shown once and the built-in rules used. */
-static const P2sRules *lsp__rules_for(P2sLsp *s, const char *dir)
+/* The settings for documents and folders in dir (NULL: no directory, e.g. an untitled buffer),
+ * cached per configuration file: the one the client names (`config`), none (`noConfig`), else
+ * the nearest. A broken configuration is shown once, and the built-in rules and no configuration
+ * used. */
+static const LspRules *lsp__settings_for(P2sLsp *s, const char *dir)
 {
     char *path = p2s_settings_config_path(&s->settings, dir);
     for (size_t i = 0; i < s->rules.size; i++) {
         LspRules *r = s->rules.contents[i];
         if ((!r->config_path && !path) || (r->config_path && path && strcmp(r->config_path, path) == 0)) {
             p2s_free(path);
-            return &r->rules;
+            return r;
         }
     }
     LspRules *r = p2s_calloc(1, sizeof *r);
     r->config_path = path;
     P2sStrbuf err;
     p2s_strbuf_init(&err);
-    P2sConfig config;
-    if (p2s_settings_load(&s->settings, path, &config, &r->rules, &err) < 0) {
+    if (p2s_settings_load(&s->settings, path, &r->config, &r->rules, &err) < 0) {
         P2sStrbuf text;
         p2s_strbuf_init(&text);
         p2s_strbuf_addf(&text, "pylayer2static: %s (using the built-in rules)", err.buf);
         lsp__message(s, "window/showMessage", 1, text.buf);
         p2s_strbuf_release(&text);
+        p2s_config_release(&r->config);
         p2s_rules_release(&r->rules);
+        memset(&r->config, 0, sizeof r->config);
         memset(&r->rules, 0, sizeof r->rules);
         p2s_strbuf_reset(&err);
         p2s_rules_load_default(&r->rules, &err);
     }
-    p2s_config_release(&config);
     p2s_strbuf_release(&err);
     array_push(&s->rules, r);
-    return &r->rules;
+    return r;
 }
 
 static char *lsp__dirname(const char *path)
@@ -240,7 +244,7 @@ static void lsp__place(P2sLsp *s, LspDoc *d)
     if (d->ws)
         d->module = p2s_workspace_module_name(d->ws, d->path, &d->is_package);
     char *dir = lsp__dirname(d->path);
-    d->rules = lsp__rules_for(s, dir);
+    d->rules = &lsp__settings_for(s, dir)->rules;
     p2s_free(dir);
 }
 
@@ -396,7 +400,7 @@ static void lsp__scan(P2sLsp *s, P2sWorkspace *ws)
 {
     P2sStrbuf text;
     p2s_strbuf_init(&text);
-    p2s_workspace_scan(ws, lsp__rules_for(s, ws->root), lsp__overlay, s);
+    p2s_workspace_scan(ws, &lsp__settings_for(s, ws->root)->rules, lsp__overlay, s);
     p2s_strbuf_addf(&text, "pylayer2static: indexed %zu modules in %s", ws->modules.size, ws->root);
     if (ws->skipped)
         p2s_strbuf_addf(&text, " (%zu files skipped: over %d files or %zu MiB each)", ws->skipped,
@@ -422,7 +426,7 @@ static void lsp__add_folder(P2sLsp *s, const char *uri)
             return;
         }
     P2sWorkspace *ws = p2s_malloc(sizeof *ws);
-    p2s_workspace_init(ws, path);
+    p2s_workspace_init(ws, path, &lsp__settings_for(s, path)->config);
     array_push(&s->folders, ws);
     p2s_free(path);
 }
@@ -630,6 +634,7 @@ static void lsp__forget_rules(P2sLsp *s)
 {
     for (size_t i = 0; i < s->rules.size; i++) {
         p2s_rules_release(&s->rules.contents[i]->rules);
+        p2s_config_release(&s->rules.contents[i]->config);
         p2s_free(s->rules.contents[i]->config_path);
         p2s_free(s->rules.contents[i]);
     }
@@ -643,6 +648,8 @@ static void lsp__did_change_configuration(P2sLsp *s, const cJSON *params)
     for (size_t i = 0; i < s->docs.size; i++)
         s->docs.contents[i]->rules = NULL;
     lsp__forget_rules(s);
+    for (size_t i = 0; i < s->folders.size; i++)
+        p2s_workspace_configure(s->folders.contents[i], &lsp__settings_for(s, s->folders.contents[i]->root)->config);
     if (s->opts.file_system)
         lsp__scan_all(s);
     else

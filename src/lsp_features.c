@@ -258,17 +258,6 @@ static char *features__node_text(const P2sSource *src, TSNode node)
     return p2s_strndup(src->bytes + (s < e ? s : e), e > s ? e - s : 0);
 }
 
-static void features__def_line(const P2sSource *src, TSNode def, P2sStrbuf *out)
-{
-    TSNode name = p2s_child(def, P2S_FIELD_NAME), params = p2s_child(def, P2S_FIELD_PARAMETERS);
-    p2s_strbuf_adds(out, "def ");
-    if (!ts_node_is_null(name))
-        features__flat(src, name, 200, out);
-    if (!ts_node_is_null(params))
-        features__flat(src, params, 400, out);
-    p2s_strbuf_addch(out, '\n');
-}
-
 /* A parameter as the hover names it: `x`, `*args`, `**kwargs`. */
 static void features__param_name(const P2sSignature *sig, size_t index, P2sStrbuf *out)
 {
@@ -292,8 +281,8 @@ void p2s_lsp_class_summary(const P2sSource *src, const P2sFindings *found, size_
     p2s_strbuf_adds(out, "\n\n```python\n");
     if (sig)
         p2s_strbuf_addf(out, "def forward(%s)\n", sig->text);
-    if (p2s_node_present(cls->backward))
-        features__def_line(src, cls->backward, out);
+    if (cls->backward_signature)
+        p2s_strbuf_addf(out, "def backward(%s)\n", cls->backward_signature->text);
     p2s_strbuf_adds(out, "```\n");
     if (!sig) {
         p2s_strbuf_adds(out, "\nNo `forward` found.\n");
@@ -455,7 +444,8 @@ static cJSON *features__symbol(const P2sSource *src, const char *name, const cha
     return sym;
 }
 
-static void features__method_symbol(const P2sSource *src, const P2sPyLayerClass *cls, TSNode def, cJSON *children)
+static void features__method_symbol(const P2sSource *src, const P2sPyLayerClass *cls, TSNode def,
+                                    const P2sSignature *sig, cJSON *children)
 {
     if (!p2s_node_present(def) || ts_node_start_byte(def) < ts_node_start_byte(cls->node) ||
         ts_node_end_byte(def) > ts_node_end_byte(cls->node))
@@ -466,9 +456,7 @@ static void features__method_symbol(const P2sSource *src, const P2sPyLayerClass 
     char *text = features__node_text(src, name);
     P2sStrbuf detail;
     p2s_strbuf_init(&detail);
-    TSNode params = p2s_child(def, P2S_FIELD_PARAMETERS);
-    if (!ts_node_is_null(params))
-        features__flat(src, params, 200, &detail);
+    p2s_strbuf_addf(&detail, "(%s)", sig->text);
     cJSON_AddItemToArray(children, features__symbol(src, text, detail.buf, 6 /* Method */, def, p2s_node_span(name)));
     p2s_strbuf_release(&detail);
     p2s_free(text);
@@ -484,8 +472,8 @@ cJSON *p2s_lsp_symbols(const P2sSource *src, const P2sFindings *found)
         char *name = p2s_strndup(src->bytes + cls->name.start, cls->name.end - cls->name.start);
         cJSON *sym = features__symbol(src, name, "PyLayer", 5 /* Class */, cls->node, cls->name);
         cJSON *children = cJSON_AddArrayToObject(sym, "children");
-        features__method_symbol(src, cls, cls->forward, children);
-        features__method_symbol(src, cls, cls->backward, children);
+        features__method_symbol(src, cls, cls->forward, cls->signature, children);
+        features__method_symbol(src, cls, cls->backward, cls->backward_signature, children);
         cJSON_AddItemToArray(symbols, sym);
         p2s_free(name);
     }

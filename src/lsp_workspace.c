@@ -1,39 +1,40 @@
-/* lsp_workspace.c — the cross-file index of a workspace folder (tree mode's find phase). */
+/* lsp_workspace.c — the cross-file index of a workspace folder: tree mode's walk and find
+ * phase, and resolve.c's rounds. */
 #include "lsp_workspace.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
-#include "config.h"
 #include "lsp_features.h"
 #include "project.h"
+#include "resolve.h"
+#include "settings.h"
 #include "source.h"
 #include "transpile.h"
 #include "tree.h"
 
-void p2s_workspace_init(P2sWorkspace *self, const char *root)
+void p2s_workspace_init(P2sWorkspace *self, const char *root, const P2sConfig *config)
 {
     memset(self, 0, sizeof *self);
     size_t n = strlen(root);
     while (n > 1 && root[n - 1] == '/')
         n--;
     self->root = p2s_strndup(root, n);
-    self->package_prefix = p2s_tree_package_prefix(self->root);
-    /* The import roots come from the folder's configuration, as the CLI's do; a broken one is
-     * reported when the documents' rules are read, and the default roots serve meanwhile. */
-    P2sConfig config = {0};
-    P2sStrbuf err;
-    p2s_strbuf_init(&err);
-    char *path = p2s_config_discover(self->root);
-    if (path && p2s_config_load(path, &config, &err) < 0)
-        p2s_config_release(&config);
-    p2s_project_init(&self->project, self->root, &config);
-    self->excludes = config.exclude;
-    memset(&config.exclude, 0, sizeof config.exclude);
-    p2s_config_release(&config);
-    p2s_free(path);
-    p2s_strbuf_release(&err);
+    self->package_prefix = p2s_project_package_prefix(self->root);
+    p2s_workspace_configure(self, config);
+}
+
+void p2s_workspace_configure(P2sWorkspace *self, const P2sConfig *config)
+{
+    p2s_project_release(&self->project);
+    p2s_strings_release(&self->excludes);
+    p2s_project_init(&self->project, self->root, config);
+    P2sWalkSettings walk;
+    p2s_settings_walk(NULL, 0, config, &walk);
+    for (size_t i = 0; i < walk.excludes.size; i++)
+        array_push(&self->excludes, p2s_strdup(walk.excludes.contents[i]));
+    array_delete(&walk.excludes);
 }
 
 static void ws__clear(P2sWorkspace *self)
@@ -83,8 +84,7 @@ char *p2s_workspace_module_name(const P2sWorkspace *self, const char *path, bool
     const char *rel = path + (root_len == 1 ? 1 : root_len + 1);
     if (strlen(rel) <= 3)
         return NULL;
-    char *name = p2s_project_module_name(&self->project, path, is_package);
-    return name ? name : p2s_tree_module_name(self->package_prefix, rel, is_package);
+    return p2s_project_name_file(&self->project, self->root, self->package_prefix, rel, is_package);
 }
 
 P2sWsModule *p2s_workspace_module(P2sWorkspace *self, const char *path)
@@ -130,7 +130,7 @@ static void ws__summaries(P2sWorkspace *self, const P2sWsModule *m, const P2sSou
         P2sStrbuf text, qual;
         p2s_strbuf_init(&text);
         p2s_strbuf_init(&qual);
-        p2s_strbuf_addf(&qual, "%s%s%s", m->module, *m->module ? "." : "", cls->qualname);
+        p2s_resolve_qualify(&qual, m->module, cls->qualname);
         p2s_lsp_class_summary(src, found, i, m->module, &text);
         size_t index;
         if (p2s_nameset_get(&self->summary_of, qual.buf, qual.len, &index)) {
@@ -196,34 +196,6 @@ static void ws__analyze(P2sWorkspace *self, P2sWsModule *m, const P2sRules *rule
     p2s_diag_sink_release(&io);
 }
 
-/* Adds every module's exports to the external set, each with its forward's signature (a
- * re-export's is its target's); the names that are new go to fresh. */
-static void ws__collect_exports(P2sWorkspace *self, P2sStrings *fresh)
-{
-    for (size_t i = 0; i < self->modules.size; i++) {
-        const P2sWsModule *m = &self->modules.contents[i];
-        for (size_t k = 0; k < m->exports.size; k++) {
-            P2sStrbuf q;
-            p2s_strbuf_init(&q);
-            p2s_strbuf_addf(&q, "%s%s%s", m->module, *m->module ? "." : "", m->exports.contents[k]);
-            const char *target = m->export_targets.contents[k];
-            const P2sExternal *re = *target ? p2s_externals_get(&self->external, target, strlen(target)) : NULL;
-            const P2sSignature *sig = re ? re->signature : m->export_signatures.contents[k];
-            if (p2s_externals_add(&self->external, q.buf, q.len, sig))
-                array_push(fresh, p2s_strbuf_detach(&q, NULL));
-            p2s_strbuf_release(&q);
-        }
-    }
-}
-
-static bool ws__missed_any(const P2sNameSet *misses, const P2sStrings *fresh)
-{
-    for (size_t k = 0; k < fresh->size; k++)
-        if (p2s_nameset_contains(misses, fresh->contents[k], strlen(fresh->contents[k])))
-            return true;
-    return false;
-}
-
 /* The .py files tree mode walks below the root (p2s_tree_walk: one policy), within the limits. */
 static void ws__walk(P2sWorkspace *self, P2sStrings *out)
 {
@@ -249,6 +221,28 @@ static void ws__walk(P2sWorkspace *self, P2sStrings *out)
     array_delete(&excludes);
 }
 
+/* What one scan finds modules with, for the resolver's callbacks. */
+typedef struct {
+    P2sWorkspace *ws;
+    const P2sRules *rules;
+    P2sWsOverlay overlay;
+    void *overlay_ctx;
+} Scan;
+
+static bool ws__facts(void *ctx, size_t i, P2sModuleFacts *out)
+{
+    const P2sWsModule *m = &((const Scan *)ctx)->ws->modules.contents[i];
+    *out = (P2sModuleFacts){m->module, &m->exports, &m->export_targets, &m->export_signatures, &m->misses};
+    return true;
+}
+
+static void ws__refind(void *ctx, const size_t *indices, size_t n)
+{
+    Scan *scan = ctx;
+    for (size_t k = 0; k < n; k++)
+        ws__analyze(scan->ws, &scan->ws->modules.contents[indices[k]], scan->rules, scan->overlay, scan->overlay_ctx);
+}
+
 void p2s_workspace_scan(P2sWorkspace *self, const P2sRules *rules, P2sWsOverlay overlay, void *ctx)
 {
     ws__clear(self);
@@ -266,17 +260,7 @@ void p2s_workspace_scan(P2sWorkspace *self, const P2sRules *rules, P2sWsOverlay 
     p2s_strings_release(&paths);
     for (size_t i = 0; i < self->modules.size; i++)
         ws__analyze(self, &self->modules.contents[i], rules, overlay, ctx);
-    /* Found again until the set of exported PyLayers stops growing (tree mode's rounds). */
-    for (;;) {
-        P2sStrings fresh = {0};
-        ws__collect_exports(self, &fresh);
-        bool grew = fresh.size > 0;
-        for (size_t i = 0; grew && i < self->modules.size; i++)
-            if (ws__missed_any(&self->modules.contents[i].misses, &fresh))
-                ws__analyze(self, &self->modules.contents[i], rules, overlay, ctx);
-        p2s_strings_release(&fresh);
-        if (!grew)
-            break;
-    }
+    Scan scan = {self, rules, overlay, ctx};
+    p2s_resolve_exports(&self->external, self->modules.size, ws__facts, ws__refind, &scan);
     self->scanned = true;
 }

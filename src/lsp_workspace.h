@@ -1,7 +1,7 @@
 /* lsp_workspace.h — what the language server knows across files: every module below a
  * workspace folder is read, parsed and found the way tree mode does it (p2s_unit_parse,
  * p2s_unit_find with the module's dotted name and the set of PyLayers other modules export,
- * then found again until that set stops growing), so a document that imports a PyLayer from a
+ * then found again until that set stops growing: resolve.c's rounds), so a document that imports a PyLayer from a
  * sibling module is checked and resolved as `pylayer2static SRC_DIR -o OUT` would. Trees are
  * dropped after finding: the index keeps per module only its exports and misses, and a hover
  * summary of each PyLayer class. Open documents may stand in for their files (an overlay).
@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "array.h"
+#include "config.h"
 #include "externals.h"
 #include "find.h"
 #include "nameset.h"
@@ -49,7 +50,11 @@ typedef struct {
 /* The text of an open document standing in for path, or NULL to read the file. */
 typedef const char *(*P2sWsOverlay)(void *ctx, const char *path, size_t *len);
 
-void p2s_workspace_init(P2sWorkspace *self, const char *root);
+/* A folder at root, with the configuration the server's settings give it (settings.h: the
+ * client's `config`, none for `noConfig`, else the nearest one; empty when broken). */
+void p2s_workspace_init(P2sWorkspace *self, const char *root, const P2sConfig *config);
+/* Takes the import roots and the excludes from config anew (the client's settings changed). */
+void p2s_workspace_configure(P2sWorkspace *self, const P2sConfig *config);
 /* (Re)indexes every module below root with rules. */
 void p2s_workspace_scan(P2sWorkspace *self, const P2sRules *rules, P2sWsOverlay overlay, void *ctx);
 /* Whether path lies below root. */

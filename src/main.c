@@ -280,26 +280,24 @@ static char *main__config_path(const P2sOptions *opts)
     return path;
 }
 
-/* Runs opts->input with the settings and project of its own: --exclude adds up with the
- * configuration's exclude, -j wins over its jobs. */
-static int main__run_input(P2sOptions *opts, const MainSettings *settings, P2sReport *report)
+/* Runs opts->input with the settings and project of its own: its walk's excludes and jobs as
+ * settings.c merges the command line's with its configuration's. */
+static int main__run_input(const P2sOptions *opts, const MainSettings *settings, P2sReport *report)
 {
-    size_t excludes = opts->excludes.size;
-    unsigned jobs = opts->jobs;
-    for (size_t i = 0; i < settings->config.exclude.size; i++)
-        array_push(&opts->excludes, (const char *)settings->config.exclude.contents[i]);
-    if (!opts->jobs)
-        opts->jobs = settings->config.jobs;
+    P2sWalkSettings walk;
+    p2s_settings_walk(&opts->excludes, opts->jobs, &settings->config, &walk);
+    P2sOptions run = *opts;
+    run.excludes = walk.excludes;
+    run.jobs = walk.jobs;
     bool tree_mode = main__is_dir(opts->input);
     char *start = main__config_start(opts, tree_mode);
     P2sProject project;
     p2s_project_init(&project, start, &settings->config);
     p2s_free(start);
-    int code = tree_mode ? p2s_tree_run(opts, &settings->rules, &project, report)
-                         : main__run_file(opts, &settings->rules, &project, report);
+    int code = tree_mode ? p2s_tree_run(&run, &settings->rules, &project, report)
+                         : main__run_file(&run, &settings->rules, &project, report);
     p2s_project_release(&project);
-    opts->excludes.size = excludes;
-    opts->jobs = jobs;
+    array_delete(&walk.excludes);
     return code;
 }
 

@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "alloc.h"
 #include "strbuf.h"
-#include "tree.h"
 
 /* realpath() through our allocator; NULL when path does not resolve. */
 static char *project__resolve(const char *path)
@@ -83,23 +83,89 @@ static bool project__below(const char *dir, const char *path)
     return strncmp(path, dir, n) == 0 && path[n] == '/';
 }
 
+/* Packages above a root: walks up while the directory holds an __init__.py. */
+char *p2s_project_package_prefix(const char *dir)
+{
+    char *path = realpath(dir, NULL);
+    P2sStrbuf prefix;
+    p2s_strbuf_init(&prefix);
+    if (!path)
+        return p2s_strbuf_detach(&prefix, NULL);
+    P2sStrbuf probe;
+    p2s_strbuf_init(&probe);
+    size_t len = strlen(path);
+    for (;;) {
+        p2s_strbuf_reset(&probe);
+        p2s_strbuf_addf(&probe, "%.*s/__init__.py", (int)len, path);
+        if (len <= 1 || access(probe.buf, F_OK) != 0)
+            break;
+        size_t start = len;
+        while (start > 0 && path[start - 1] != '/')
+            start--;
+        P2sStrbuf next;
+        p2s_strbuf_init(&next);
+        p2s_strbuf_add(&next, path + start, len - start);
+        if (prefix.len)
+            p2s_strbuf_addf(&next, ".%s", prefix.buf);
+        p2s_strbuf_release(&prefix);
+        prefix = next;
+        len = start > 1 ? start - 1 : 1;
+    }
+    p2s_strbuf_release(&probe);
+    free(path);  /* from realpath */
+    return p2s_strbuf_detach(&prefix, NULL);
+}
+
+/* prefix.a.b for rel `a/b.py`; the package's own name for `a/__init__.py`. */
+static char *project__name_below(const char *package_prefix, const char *rel, bool *is_package)
+{
+    P2sStrbuf name;
+    p2s_strbuf_init(&name);
+    p2s_strbuf_adds(&name, package_prefix);
+    size_t n = strlen(rel) - 3;  /* without ".py" */
+    const char *base = strrchr(rel, '/');
+    base = base ? base + 1 : rel;
+    *is_package = strcmp(base, "__init__.py") == 0;
+    if (*is_package)
+        n = base == rel ? 0 : (size_t)(base - rel - 1);
+    if (n && name.len)
+        p2s_strbuf_addch(&name, '.');
+    for (size_t i = 0; i < n; i++)
+        p2s_strbuf_addch(&name, rel[i] == '/' ? '.' : rel[i]);
+    return p2s_strbuf_detach(&name, NULL);
+}
+
 char *p2s_project_module_name(const P2sProject *self, const char *path, bool *is_package)
 {
     for (size_t i = 0; i < self->roots.size; i++) {
         const char *root = self->roots.contents[i];
         if (strcmp(root, self->root) == 0 || !project__below(root, path))
             continue;
-        return p2s_tree_module_name("", path + strlen(root) + (strlen(root) > 1), is_package);
+        return project__name_below("", path + strlen(root) + (strlen(root) > 1), is_package);
     }
     return NULL;
+}
+
+char *p2s_project_name_file(const P2sProject *self, const char *abs_root, const char *package_prefix,
+                            const char *rel, bool *is_package)
+{
+    char *name = NULL;
+    if (self && abs_root) {
+        P2sStrbuf path;
+        p2s_strbuf_init(&path);
+        p2s_strbuf_addf(&path, "%s/%s", strcmp(abs_root, "/") == 0 ? "" : abs_root, rel);
+        name = p2s_project_module_name(self, path.buf, is_package);
+        p2s_strbuf_release(&path);
+    }
+    return name ? name : project__name_below(package_prefix, rel, is_package);
 }
 
 char *p2s_project_crawl_module_name(const char *path, char **crawl_root, bool *is_package)
 {
     char *dir = project__dirname(path);
-    char *prefix = p2s_tree_package_prefix(dir);
+    char *prefix = p2s_project_package_prefix(dir);
     const char *base = strrchr(path, '/');
-    char *name = p2s_tree_module_name(prefix, base ? base + 1 : path, is_package);
+    char *name = project__name_below(prefix, base ? base + 1 : path, is_package);
     *crawl_root = project__resolve(dir);
     /* One directory up per package in the prefix. */
     for (const char *p = prefix; *crawl_root && *prefix && p; p = strchr(p + 1, '.')) {

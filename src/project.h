@@ -1,7 +1,8 @@
 /* project.h — where a file sits in the user's project, found as ruff finds it: the project root
  * is the directory of the configuration's pyproject.toml (else the nearest pyproject.toml), the
- * import roots are its `src = [...]` (default: the root and root/src). Tree mode, lone files,
- * standard input and the language server name modules and find sibling modules through it. */
+ * import roots are its `src = [...]` (default: the root and root/src). Module names are made
+ * here only: tree mode, lone files, standard input and the language server name modules and
+ * find sibling modules through it. */
 #ifndef P2S_PROJECT_H
 #define P2S_PROJECT_H
 
@@ -22,6 +23,17 @@ void  p2s_project_init(P2sProject *self, const char *start_dir, const P2sConfig 
  * project root that holds it; NULL when none does (the caller names it by its packages, as a
  * lone tree does). Caller frees. */
 char *p2s_project_module_name(const P2sProject *self, const char *path, bool *is_package);
+/* The one rule that names a module found below a source root (tree mode's walk, the language
+ * server's workspace index): below an import root of the project other than its root, from that
+ * root (`src/pkg/ops.py` is pkg.ops); else package_prefix (p2s_project_package_prefix of the
+ * source root) and rel, a .py path below the root (`pkg/ops.py` is PREFIX.pkg.ops; a package's
+ * __init__.py names the package: *is_package). self and abs_root (the root resolved) may be
+ * NULL: no import root then. Caller frees. */
+char *p2s_project_name_file(const P2sProject *self, const char *abs_root, const char *package_prefix,
+                            const char *rel, bool *is_package);
+/* Dotted packages above dir (a dir that is itself a package keeps its name, so `import
+ * pkg.ops` inside pkg/ resolves); "" when none. Caller frees. */
+char *p2s_project_package_prefix(const char *dir);
 /* The module name of a file named by its packages (`__init__.py` upward), and the directory
  * above its topmost package (*crawl_root, absolute, NULL when path's directory cannot be
  * resolved). Caller frees both. */

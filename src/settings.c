@@ -66,3 +66,13 @@ int p2s_settings_load(const P2sSettings *self, const char *config_path, P2sConfi
         return -1;
     return 0;
 }
+
+void p2s_settings_walk(const P2sStringList *excludes, unsigned jobs, const P2sConfig *config, P2sWalkSettings *out)
+{
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; excludes && i < excludes->size; i++)
+        array_push(&out->excludes, excludes->contents[i]);
+    for (size_t i = 0; i < config->exclude.size; i++)
+        array_push(&out->excludes, (const char *)config->exclude.contents[i]);
+    out->jobs = jobs ? jobs : config->jobs;
+}

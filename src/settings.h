@@ -4,7 +4,9 @@
  * file, else the nearest pyproject.toml with that table. Rules: the built-in ones, then the
  * configuration's rules files, then the caller's. Selection: the caller's `select` replaces the
  * configuration's select and ignore; ignore and warn add up, the configuration's first; warn
- * applies after every rules file, so it lowers the severities they set. */
+ * applies after every rules file, so it lowers the severities they set. Tree mode's walk (the
+ * command line's tree runs, the language server's workspace index): the caller's excludes, then
+ * the configuration's; the caller's jobs, else the configuration's. */
 #ifndef P2S_SETTINGS_H
 #define P2S_SETTINGS_H
 
@@ -26,6 +28,13 @@ typedef struct {
                                    settings keys (`select: ...`) */
 } P2sSettings;
 
+/* What a walk of a source tree reads of the merged settings. The excludes are borrowed from the
+ * caller's list and the configuration; release with array_delete. */
+typedef struct {
+    P2sStringList excludes;
+    unsigned jobs;              /* 0: neither says (as many as the machine has) */
+} P2sWalkSettings;
+
 void p2s_settings_release(P2sSettings *self);
 /* The configuration file for inputs in dir (NULL: an input in no directory); NULL when there
  * is none or none is to be read. Caller frees. */
@@ -34,5 +43,9 @@ char *p2s_settings_config_path(const P2sSettings *self, const char *dir);
  * rules as merged above into rules. Returns 0, or -1 with the reason in err. */
 int  p2s_settings_load(const P2sSettings *self, const char *config_path, P2sConfig *config, P2sRules *rules,
                        P2sStrbuf *err);
+
+/* The walk settings of a tree run: excludes (may be NULL) and jobs (0: not given) are the
+ * caller's, config the configuration read for the tree (may be empty). */
+void p2s_settings_walk(const P2sStringList *excludes, unsigned jobs, const P2sConfig *config, P2sWalkSettings *out);
 
 #endif

@@ -1,6 +1,7 @@
-/* signature.h — forward's signature as data, read once from the tree (by find.c) and kept on
- * the class, and the one binding of a call's arguments to it (check.c's P2S110-P2S113, the
- * language server's hover). A signature owns its text, and the names of its parameters are
+/* signature.h — forward's and backward's signatures as data, read once from the tree (by
+ * find.c) and kept on the class: the only reader of a parameters node. Plan, check (P2S103-
+ * P2S106, backward's gradients, ctx) and the language server (hover, symbols) read them. Also
+ * the one binding of a call's arguments to forward's (check.c's P2S110-P2S113, the hover). A signature owns its text, and the names of its parameters are
  * spans of that text, so it travels with a class's export to modules that never see its
  * source. */
 #ifndef P2S_SIGNATURE_H
@@ -53,6 +54,13 @@ void p2s_signature_free(P2sSignature *sig);
 /* Signatures, each owned (NULL entries allowed). */
 typedef Array(P2sSignature *) P2sSignatures;
 void p2s_signatures_release(P2sSignatures *self);
+
+/* Whether the first parameter receives ctx: a named one, or `*args` (no parameter, a bare `*`
+ * or `**kwargs` first cannot: P2S104). */
+static inline bool p2s_signature_receives_ctx(const P2sSignature *sig)
+{
+    return sig->ctx.end > 0 || (sig->params.size && sig->params.contents[0].kind == P2S_PARAM_VAR_POSITIONAL);
+}
 
 /* The text of the parameters after ctx ("" when none). */
 static inline const char *p2s_signature_accepted(const P2sSignature *sig)

@@ -23,6 +23,7 @@
 #include "output.h"
 #include "parallel.h"
 #include "project.h"
+#include "resolve.h"
 #include "transpile.h"
 
 typedef struct {
@@ -62,6 +63,7 @@ typedef struct {
                                    the workers take them so, and no big file is left to one
                                    worker at the end of a phase */
     P2sExternals external;
+    unsigned jobs;              /* workers of each phase */
     struct stat out_stat;
     bool out_exists;
     atomic_size_t kept_bytes;   /* source bytes of the modules whose trees are kept */
@@ -235,72 +237,6 @@ static void tree__walk_entries(Tree *t)
     p2s_tree_walk_release(&found);
 }
 
-/* Packages above the source root: a root that is itself a package keeps its name, so
- * `import pkg.ops` inside pkg/ resolves. */
-char *p2s_tree_package_prefix(const char *src_root)
-{
-    char *path = realpath(src_root, NULL);
-    P2sStrbuf prefix;
-    p2s_strbuf_init(&prefix);
-    if (!path)
-        return p2s_strbuf_detach(&prefix, NULL);
-    P2sStrbuf probe;
-    p2s_strbuf_init(&probe);
-    size_t len = strlen(path);
-    for (;;) {
-        p2s_strbuf_reset(&probe);
-        p2s_strbuf_addf(&probe, "%.*s/__init__.py", (int)len, path);
-        if (len <= 1 || access(probe.buf, F_OK) != 0)
-            break;
-        size_t start = len;
-        while (start > 0 && path[start - 1] != '/')
-            start--;
-        P2sStrbuf next;
-        p2s_strbuf_init(&next);
-        p2s_strbuf_add(&next, path + start, len - start);
-        if (prefix.len)
-            p2s_strbuf_addf(&next, ".%s", prefix.buf);
-        p2s_strbuf_release(&prefix);
-        prefix = next;
-        len = start > 1 ? start - 1 : 1;
-    }
-    p2s_strbuf_release(&probe);
-    free(path);  /* from realpath */
-    return p2s_strbuf_detach(&prefix, NULL);
-}
-
-char *p2s_tree_module_name(const char *package_prefix, const char *rel, bool *is_package)
-{
-    P2sStrbuf name;
-    p2s_strbuf_init(&name);
-    p2s_strbuf_adds(&name, package_prefix);
-    size_t n = strlen(rel) - 3;  /* without ".py" */
-    const char *base = strrchr(rel, '/');
-    base = base ? base + 1 : rel;
-    *is_package = strcmp(base, "__init__.py") == 0;
-    if (*is_package)
-        n = base == rel ? 0 : (size_t)(base - rel - 1);
-    if (n && name.len)
-        p2s_strbuf_addch(&name, '.');
-    for (size_t i = 0; i < n; i++)
-        p2s_strbuf_addch(&name, rel[i] == '/' ? '.' : rel[i]);
-    return p2s_strbuf_detach(&name, NULL);
-}
-
-/* Below an import root of the project, a module is named from that root (`src/pkg/a.py` is
- * pkg.a); elsewhere from the packages above the source root. */
-static void tree__module_name(const Tree *t, Entry *e)
-{
-    if (t->project && t->abs_root) {
-        char *path = tree__join(t->abs_root, e->rel);
-        e->module = p2s_project_module_name(t->project, path, &e->is_package);
-        p2s_free(path);
-        if (e->module)
-            return;
-    }
-    e->module = p2s_tree_module_name(t->package_prefix, e->rel, &e->is_package);
-}
-
 static P2sModule tree__module(const Tree *t, const Entry *e)
 {
     P2sModule m = {e->module, e->is_package, &t->external, e->read};
@@ -423,39 +359,18 @@ static void tree__order_by_size(Tree *t)
     qsort_r(t->by_size, t->entries.size, sizeof(size_t), tree__compare_sizes, t->entries.contents);
 }
 
-/* Adds what every module exports to the external set, each with its forward's signature (a
- * re-export's is its target's); the names that are new go to fresh. */
-static void tree__collect_exports(Tree *t, P2sStrings *fresh)
+/* An entry's facts for the resolver: the findings', or what was kept of them when parked. */
+static bool tree__facts(void *ctx, size_t i, P2sModuleFacts *out)
 {
-    for (size_t i = 0; i < t->entries.size; i++) {
-        const Entry *e = &t->entries.contents[i];
-        if (!e->read_ok || e->status != P2S_TRANSPILE_OK)
-            continue;
-        const P2sStrings *exports = e->parked ? &e->exports : &e->unit.found.exports;
-        const P2sStrings *targets = e->parked ? &e->export_targets : &e->unit.found.export_targets;
-        const P2sSignatures *signatures = e->parked ? &e->export_signatures : &e->unit.found.export_signatures;
-        for (size_t k = 0; k < exports->size; k++) {
-            P2sStrbuf q;
-            p2s_strbuf_init(&q);
-            p2s_strbuf_addf(&q, "%s%s%s", e->module, *e->module ? "." : "", exports->contents[k]);
-            const char *target = targets->contents[k];
-            const P2sExternal *re = *target ? p2s_externals_get(&t->external, target, strlen(target)) : NULL;
-            const P2sSignature *sig = re ? re->signature : signatures->contents[k];
-            if (p2s_externals_add(&t->external, q.buf, q.len, sig))
-                array_push(fresh, p2s_strbuf_detach(&q, NULL));
-            p2s_strbuf_release(&q);
-        }
-    }
-}
-
-/* Whether a module looked up one of the fresh names and missed: only then can finding it again
- * change anything. */
-static bool tree__missed_any(const P2sNameSet *misses, const P2sStrings *fresh)
-{
-    for (size_t k = 0; k < fresh->size; k++)
-        if (p2s_nameset_contains(misses, fresh->contents[k], strlen(fresh->contents[k])))
-            return true;
-    return false;
+    const Entry *e = &((const Tree *)ctx)->entries.contents[i];
+    if (!e->read_ok || e->status != P2S_TRANSPILE_OK)
+        return false;
+    const P2sFindings *found = &e->unit.found;
+    *out = (P2sModuleFacts){e->module, e->parked ? &e->exports : &found->exports,
+                            e->parked ? &e->export_targets : &found->export_targets,
+                            e->parked ? &e->export_signatures : &found->export_signatures,
+                            e->parked ? &e->misses : &found->misses};
+    return true;
 }
 
 typedef struct {
@@ -473,31 +388,17 @@ static void tree__refind_one(void *ctx, size_t k)
         tree__find(r->t, e);
 }
 
-/* Finds again until the set of exported PyLayers stops growing: each round, only the modules
- * that missed one of the names that just appeared (a parked one is parsed again for it), on the
- * workers: the external set is only read while they run. */
-static void tree__resolve_across_modules(Tree *t, unsigned jobs)
+/* A round's modules are found again on the workers (a parked one parsed again for it): the
+ * external set is only read while they run. */
+static void tree__refind(void *ctx, const size_t *indices, size_t n)
 {
-    Array(size_t) redo = {0};
-    for (;;) {
-        P2sStrings fresh = {0};
-        tree__collect_exports(t, &fresh);
-        bool grew = fresh.size > 0;
-        redo.size = 0;
-        for (size_t i = 0; grew && i < t->entries.size; i++) {
-            Entry *e = &t->entries.contents[i];
-            if (!e->read_ok || e->status != P2S_TRANSPILE_OK)
-                continue;
-            if (tree__missed_any(e->parked ? &e->misses : &e->unit.found.misses, &fresh))
-                array_push(&redo, i);
-        }
-        Refind r = {t, redo.contents};
-        p2s_parallel_for(redo.size, jobs, tree__refind_one, &r);
-        p2s_strings_release(&fresh);
-        if (!grew)
-            break;
-    }
-    array_delete(&redo);
+    Refind r = {ctx, indices};
+    p2s_parallel_for(n, r.t->jobs, tree__refind_one, &r);
+}
+
+static void tree__resolve_across_modules(Tree *t)
+{
+    p2s_resolve_exports(&t->external, t->entries.size, tree__facts, tree__refind, t);
 }
 
 /* Finishes a found module; notes which of its exports are left as written. */
@@ -514,7 +415,7 @@ static void tree__finish(Tree *t, Entry *e)
             continue;
         P2sStrbuf q;
         p2s_strbuf_init(&q);
-        p2s_strbuf_addf(&q, "%s%s%s", e->module, *e->module ? "." : "", found->exports.contents[k]);
+        p2s_resolve_qualify(&q, e->module, found->exports.contents[k]);
         array_push(&e->as_written, p2s_strbuf_detach(&q, NULL));
     }
     if (!t->opts->list)
@@ -559,7 +460,7 @@ static void tree__collect_as_written(Tree *t, P2sStrings *fresh)
                     continue;
                 P2sStrbuf q;
                 p2s_strbuf_init(&q);
-                p2s_strbuf_addf(&q, "%s%s%s", e->module, *e->module ? "." : "", names->contents[k]);
+                p2s_resolve_qualify(&q, e->module, names->contents[k]);
                 if (p2s_externals_mark_as_written(&t->external, q.buf)) {
                     array_push(fresh, p2s_strbuf_detach(&q, NULL));
                     grew = true;
@@ -876,7 +777,7 @@ int p2s_tree_run(const P2sOptions *opts, const P2sRules *rules, const P2sProject
     t.abs_root = abs_root ? p2s_strdup(abs_root) : NULL;
     free(abs_root);  /* from realpath */
     t.out_root = tree__strip_slashes(opts->in_place || !opts->output ? opts->input : opts->output);
-    t.package_prefix = p2s_tree_package_prefix(t.src_root);
+    t.package_prefix = p2s_project_package_prefix(t.src_root);
     p2s_externals_init(&t.external);
     p2s_output_batch_init(&t.batch);
     int code = P2S_EXIT_OK;
@@ -894,13 +795,15 @@ int p2s_tree_run(const P2sOptions *opts, const P2sRules *rules, const P2sProject
         t.out_exists = false;  /* the tree itself is the output: walk all of it */
     tree__walk_entries(&t);
     for (size_t i = 0; i < t.entries.size; i++)
-        if (t.entries.contents[i].python)
-            tree__module_name(&t, &t.entries.contents[i]);
-    unsigned jobs = opts->jobs ? opts->jobs : p2s_parallel_default_jobs();
+        if (t.entries.contents[i].python) {
+            Entry *e = &t.entries.contents[i];
+            e->module = p2s_project_name_file(project, t.abs_root, t.package_prefix, e->rel, &e->is_package);
+        }
+    unsigned jobs = t.jobs = opts->jobs ? opts->jobs : p2s_parallel_default_jobs();
     tree__order_by_size(&t);
     p2s_parallel_for(t.entries.size, jobs, tree__analyze_nth, &t);
     if (!opts->parse_only)
-        tree__resolve_across_modules(&t, jobs);
+        tree__resolve_across_modules(&t);
     p2s_parallel_for(t.entries.size, jobs, tree__finish_nth, &t);
     if (!opts->parse_only)
         tree__leave_as_written_across_modules(&t);
@@ -1066,7 +969,7 @@ void p2s_tree_context(const P2sOptions *opts, const P2sRules *rules, const P2sPr
     p2s_source_from_bytes(&named->src, src->name, src->bytes, src->len);
     named->read_ok = true;
 
-    unsigned jobs = opts->jobs ? opts->jobs : p2s_parallel_default_jobs();
+    unsigned jobs = t.jobs = opts->jobs ? opts->jobs : p2s_parallel_default_jobs();
     for (size_t from = 0; from < t.entries.size;) {
         Window w = {&t, from};
         size_t end = t.entries.size;
@@ -1074,7 +977,7 @@ void p2s_tree_context(const P2sOptions *opts, const P2sRules *rules, const P2sPr
         tree__add_reached(&t, from, ctx, &tried);
         from = end;
     }
-    tree__resolve_across_modules(&t, jobs);
+    tree__resolve_across_modules(&t);
     tree__order_by_size(&t);
     p2s_parallel_for(t.entries.size, jobs, tree__finish_nth, &t);
     tree__leave_as_written_across_modules(&t);

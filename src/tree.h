@@ -62,11 +62,4 @@ typedef Array(P2sWalkEntry) P2sWalkEntries;
 void p2s_tree_walk(const char *root, const P2sStringList *excludes, const struct stat *skip_dir, P2sWalkEntries *out);
 void p2s_tree_walk_release(P2sWalkEntries *entries);
 
-/* Dotted packages above src_root (a root that is itself a package keeps its name); "" when
- * none. Caller frees. Shared with the language server's workspace index (lsp_workspace.c). */
-char *p2s_tree_package_prefix(const char *src_root);
-/* The module name of rel (a .py path below the root): `pkg/ops.py` -> prefix.pkg.ops; a
- * package's __init__.py names the package (*is_package). Caller frees. */
-char *p2s_tree_module_name(const char *package_prefix, const char *rel, bool *is_package);
-
 #endif

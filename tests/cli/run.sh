@@ -503,5 +503,15 @@ expect_rc "rules JSON syntax error is exit 2" 2 "$bin" --rules "$cfg/bad_syntax.
 grep -q "bad_syntax.json:1:20: error: invalid JSON" "$work/stderr"
 check "rules syntax errors say file:line:col" $?
 
+# --- the sources' structure: no module includes, through others, a module that includes it
+out=$("$python" "$root/tests/include_cycles.py" "$root/src")
+check "no include cycle among src modules ($out)" $?
+mkdir -p "$work/cycle"
+printf '#include "b.h"\n' > "$work/cycle/a.h"
+printf '#include "a.h"\n' > "$work/cycle/b.c"
+out=$("$python" "$root/tests/include_cycles.py" "$work/cycle")
+[ $? -eq 1 ] && [ "$out" = "include cycle: a -> b -> a" ]
+check "the include-cycle check reports a cycle's path (got $out)" $?
+
 echo "cli: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -863,6 +863,48 @@ def the_server_indexes_exactly_the_files_tree_mode_walks():
 
 
 @test
+def the_workspace_takes_its_configuration_from_the_clients_settings():
+    """The folder's index reads the configuration the documents do: the nearest one, the
+    client's `config` instead, or none for `noConfig`, given at initialize or changed later; as
+    `--config` and `--no-config` do for tree mode. The nearest one excludes the sibling module
+    that defines Double, so Double.apply is routed unresolved (a second P2S300)."""
+    tmp = tempfile.mkdtemp(prefix="p2s-wscfg-")
+    try:
+        text = "import paddle\nfrom paddle.autograd import PyLayer\nfrom .ops import Double\n\n\ndef f(x, other):\n    y = Double.apply(x)\n    return other.apply(y)\n"
+        use = write_package(os.path.join(tmp, "pkg"), text)
+        with open(os.path.join(tmp, "pyproject.toml"), "w") as f:
+            f.write('[tool.pylayer2static]\nexclude = ["pkg/ops.py"]\n')
+        other = os.path.join(tmp, "other.toml")
+        with open(other, "w") as f:
+            f.write("[tool.pylayer2static]\n")
+
+        def notes(d):
+            return len([x for x in d if x["code"] == "P2S300"])
+
+        check(lint_codes([tmp], cwd=tmp).count("P2S300") == 2, "tree mode excludes ops.py")
+        check(lint_codes(["--config", other, tmp], cwd=tmp).count("P2S300") == 1, "tree mode with --config")
+        check(lint_codes(["--no-config", tmp], cwd=tmp).count("P2S300") == 1, "tree mode with --no-config")
+        for options, want in ((None, 2), ({"config": other}, 1), ({"pylayer2static": {"noConfig": True}}, 1)):
+            c = server()
+            try:
+                c.initialize(uri_of(tmp), options)
+                c.wait_notification("window/logMessage", lambda m: "indexed" in m["params"]["message"])
+                d = open_doc(c, uri_of(use), text)
+                check(notes(d) == want, "initializationOptions %r: %r" % (options, d))
+                if options is None:
+                    for settings, after in (({"config": other}, 1), ({"noConfig": True}, 1), ({}, 2)):
+                        c.notify("workspace/didChangeConfiguration", {"settings": {"pylayer2static": settings}})
+                        c.wait_notification("window/logMessage", lambda m: "indexed" in m["params"]["message"])
+                        d = c.diagnostics(uri_of(use))
+                        check(notes(d) == after, "didChangeConfiguration %r: %r" % (settings, d))
+                c.shutdown()
+            finally:
+                c.kill()
+    finally:
+        shutil.rmtree(tmp)
+
+
+@test
 def lsp_valgrind_session():
     """A short session touching every feature; with --wrap valgrind, its exit status says clean."""
     c = server()

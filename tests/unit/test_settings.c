@@ -116,12 +116,53 @@ static void test_settings_name_the_configuration_and_spell_errors_as_the_caller(
     p2s_strbuf_release(&err);
 }
 
+static void test_settings_walk_adds_excludes_up_and_the_callers_jobs_win(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        const char *caller[2];     /* the caller's excludes (NULL ends) */
+        unsigned caller_jobs;
+        const char *config[2];     /* the configuration's */
+        unsigned config_jobs;
+        const char *excludes;      /* merged, space-separated */
+        unsigned jobs;
+    } cases[] = {
+        {"neither says", {NULL}, 0, {NULL}, 0, "", 0},
+        {"the configuration alone", {NULL}, 0, {"gen_*.py", NULL}, 3, "gen_*.py", 3},
+        {"the caller's first, then the configuration's; -j wins", {"a/*", NULL}, 5, {"gen_*.py", NULL}, 3,
+         "a/* gen_*.py", 5},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        P2sStringList caller = {0};
+        P2sConfig config = {0};
+        for (size_t i = 0; cases[c].caller[i]; i++)
+            array_push(&caller, cases[c].caller[i]);
+        for (size_t i = 0; cases[c].config[i]; i++)
+            array_push(&config.exclude, p2s_strdup(cases[c].config[i]));
+        config.jobs = cases[c].config_jobs;
+        P2sWalkSettings walk;
+        p2s_settings_walk(&caller, cases[c].caller_jobs, &config, &walk);
+        P2sStrbuf got;
+        p2s_strbuf_init(&got);
+        for (size_t i = 0; i < walk.excludes.size; i++)
+            p2s_strbuf_addf(&got, "%s%s", i ? " " : "", walk.excludes.contents[i]);
+        if (strcmp(got.buf, cases[c].excludes) != 0 || walk.jobs != cases[c].jobs)
+            fail_msg("%s: excludes '%s' jobs %u", cases[c].name, got.buf, walk.jobs);
+        p2s_strbuf_release(&got);
+        array_delete(&walk.excludes);
+        array_delete(&caller);
+        p2s_config_release(&config);
+    }
+}
+
 int main(void)
 {
     p2s_alloc_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_settings_caller_select_replaces_the_configurations_selection),
         cmocka_unit_test(test_settings_name_the_configuration_and_spell_errors_as_the_caller),
+        cmocka_unit_test(test_settings_walk_adds_excludes_up_and_the_callers_jobs_win),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -146,6 +146,27 @@ static void test_signature_ctx_plain_only_for_a_bare_name(void **state)
     }
 }
 
+static void test_signature_receives_ctx_unless_nothing_a_bare_star_or_kwargs_comes_first(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *params;
+        bool receives;
+    } cases[] = {
+        {"ctx, x", true}, {"ctx: object", true}, {"ctx=None", true}, {"*args", true}, {"*args: int, k", true},
+        {"", false}, {"*, k", false}, {"**kwargs", false}, {"  # a comment\n  ", false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        Parsed p;
+        parse(&p, cases[i].params, STATIC, "");
+        P2sSignature *sig = p2s_signature_read(&p.src, p.def, true);
+        if (p2s_signature_receives_ctx(sig) != cases[i].receives)
+            fail_msg("(%s): receives ctx %d", cases[i].params, !cases[i].receives);
+        p2s_signature_free(sig);
+        parsed_release(&p);
+    }
+}
+
 static void test_signature_copy_stands_without_its_source(void **state)
 {
     (void)state;
@@ -271,6 +292,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_signature_reads_kinds_defaults_names_and_ctx),
         cmocka_unit_test(test_signature_ctx_plain_only_for_a_bare_name),
+        cmocka_unit_test(test_signature_receives_ctx_unless_nothing_a_bare_star_or_kwargs_comes_first),
         cmocka_unit_test(test_signature_copy_stands_without_its_source),
         cmocka_unit_test(test_bind_follows_python),
         cmocka_unit_test(test_bind_counts_positional_capacity_for_messages),

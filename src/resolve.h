@@ -1,0 +1,42 @@
+/* resolve.h — resolution across modules, the one way tree mode, a lone file's context and the
+ * language server's workspace index run it: every module's exports (own PyLayers and
+ * re-exported ones) join the external set, each with its forward's signature (a re-export's is
+ * its target's); a module that missed one of the names that just appeared is found again; repeat
+ * until the set stops growing. The caller owns the modules and how they are found; the
+ * resolver owns the rounds. */
+#ifndef P2S_RESOLVE_H
+#define P2S_RESOLVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "array.h"
+#include "externals.h"
+#include "nameset.h"
+#include "signature.h"
+#include "strbuf.h"
+
+/* What resolution reads of one module's findings; borrowed from the caller, who keeps them
+ * (a found unit's, or what it kept after dropping the tree). */
+typedef struct {
+    const char *module;                     /* dotted name; "" for a top-level script */
+    const P2sStrings *exports;              /* module-level PyLayer names, own and re-exported */
+    const P2sStrings *export_targets;       /* per export: the qualified name it re-exports, or "" */
+    const P2sSignatures *export_signatures; /* per export: its forward's signature, or NULL */
+    const P2sNameSet *misses;               /* qualified names it looked up that were no PyLayer */
+} P2sModuleFacts;
+
+/* The facts of module i as it stands now; false when it has none (unread, unparsable): it then
+ * neither exports nor is found again. */
+typedef bool (*P2sResolveFacts)(void *ctx, size_t i, P2sModuleFacts *out);
+/* Finds modules indices[0..n) (ascending) again, now that the external set holds more; it may
+ * only read the set. */
+typedef void (*P2sResolveRefind)(void *ctx, const size_t *indices, size_t n);
+
+/* Runs the rounds over modules [0, count) until the external set stops growing. */
+void p2s_resolve_exports(P2sExternals *external, size_t count, P2sResolveFacts facts, P2sResolveRefind refind,
+                         void *ctx);
+/* Appends `module.name` (just name for the module ""): an export's qualified name. */
+void p2s_resolve_qualify(P2sStrbuf *out, const char *module, const char *name);
+
+#endif

@@ -1,0 +1,194 @@
+/* Unit tests: the export rounds of resolution across modules (resolve.h). Each case is data:
+ * modules with what they export and miss at first and what they export once found again,
+ * the external set the rounds leave, and which modules each round found again. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "resolve.h"
+
+typedef struct {
+    const char *module;
+    const char *exports;       /* "A B=pkg.ops.B": own A, B re-exporting pkg.ops.B */
+    const char *misses;        /* qualified names, space-separated */
+    const char *found_again;   /* exports once found again (its misses then cleared) */
+    bool unread;               /* no facts: not read or not parsed */
+} ModuleCase;
+
+typedef struct {
+    const char *name;
+    ModuleCase modules[4];
+    const char *external;      /* the set after the rounds: "q=signature" in sorted order */
+    const char *refinds;       /* per round, the modules found again: "b;c" */
+} ResolveCase;
+
+static const ResolveCase CASES[] = {
+    {"own exports join the set qualified by their module; nothing is found again",
+     {{"pkg.ops", "X Y", "", NULL, false}, {"", "Top", "", NULL, false}},
+     "Top=ctx, Top.x pkg.ops.X=ctx, pkg.ops.X.x pkg.ops.Y=ctx, pkg.ops.Y.x", ""},
+    {"a package that re-exports a class it missed is found again and takes the target's signature",
+     {{"pkg", "", "pkg.ops.X", "X=pkg.ops.X", false}, {"pkg.ops", "X", "", NULL, false}},
+     "pkg.X=ctx, pkg.ops.X.x pkg.ops.X=ctx, pkg.ops.X.x", "pkg"},
+    {"a chain of subclasses across modules settles one round per link",
+     {{"c", "", "b.B", "C", false}, {"b", "", "a.A", "B", false}, {"a", "A", "", NULL, false}},
+     "a.A=ctx, a.A.x b.B=ctx, b.B.x c.C=ctx, c.C.x", "b;c"},
+    {"a module is found again only when it missed a name that appeared",
+     {{"a", "A", "", NULL, false}, {"b", "", "other.Y a.Z", "B", false}},
+     "a.A=ctx, a.A.x", ""},
+    {"a module without facts neither exports nor is found again",
+     {{"a", "A", "", NULL, false}, {"b", "B", "a.A", "B2", true}},
+     "a.A=ctx, a.A.x", ""},
+};
+
+/* A module as the rounds see it: its facts, rebuilt when it is found again. */
+typedef struct {
+    const ModuleCase *data;
+    P2sStrings exports, targets;
+    P2sSignatures signatures;
+    P2sNameSet misses;
+} Module;
+
+typedef struct {
+    Module modules[4];
+    size_t count;
+    P2sStrbuf refinds;
+} World;
+
+/* forward's signature of an own export, told apart by its text: "ctx, Q.x". */
+static P2sSignature *signature_of(const char *module, const char *name)
+{
+    P2sSignature *sig = p2s_calloc(1, sizeof *sig);
+    P2sStrbuf text;
+    p2s_strbuf_init(&text);
+    p2s_strbuf_adds(&text, "ctx, ");
+    p2s_resolve_qualify(&text, module, name);
+    p2s_strbuf_adds(&text, ".x");
+    sig->text = p2s_strbuf_detach(&text, NULL);
+    return sig;
+}
+
+static void module_set(Module *m, const char *exports, const char *misses)
+{
+    p2s_strings_release(&m->exports);
+    p2s_strings_release(&m->targets);
+    p2s_signatures_release(&m->signatures);
+    p2s_nameset_release(&m->misses);
+    p2s_nameset_init(&m->misses);
+    for (const char *p = exports; *p;) {
+        size_t n = strcspn(p, " ");
+        const char *eq = memchr(p, '=', n);
+        size_t name_len = eq ? (size_t)(eq - p) : n;
+        array_push(&m->exports, p2s_strndup(p, name_len));
+        array_push(&m->targets, eq ? p2s_strndup(eq + 1, n - name_len - 1) : p2s_strdup(""));
+        array_push(&m->signatures, eq ? NULL : signature_of(m->data->module, *array_back(&m->exports)));
+        p += n + (p[n] == ' ');
+    }
+    for (const char *p = misses; *p;) {
+        size_t n = strcspn(p, " ");
+        p2s_nameset_add(&m->misses, p, n);
+        p += n + (p[n] == ' ');
+    }
+}
+
+static bool world_facts(void *ctx, size_t i, P2sModuleFacts *out)
+{
+    const Module *m = &((World *)ctx)->modules[i];
+    if (m->data->unread)
+        return false;
+    *out = (P2sModuleFacts){m->data->module, &m->exports, &m->targets, &m->signatures, &m->misses};
+    return true;
+}
+
+static void world_refind(void *ctx, const size_t *indices, size_t n)
+{
+    World *w = ctx;
+    if (w->refinds.len)
+        p2s_strbuf_addch(&w->refinds, ';');
+    for (size_t k = 0; k < n; k++) {
+        Module *m = &w->modules[indices[k]];
+        p2s_strbuf_addf(&w->refinds, "%s%s", k ? "," : "", m->data->module);
+        module_set(m, m->data->found_again ? m->data->found_again : m->data->exports, "");
+    }
+}
+
+static int compare_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The set as "q=signature ...", sorted by name. */
+static void describe(const P2sExternals *external, P2sStrbuf *out)
+{
+    P2sStrings names = {0};
+    for (size_t s = 0; s < external->index.capacity; s++)
+        if (external->index.slots[s].name)
+            array_push(&names, p2s_strdup(external->index.slots[s].name));
+    qsort(names.contents, names.size, sizeof(char *), compare_names);
+    for (size_t i = 0; i < names.size; i++) {
+        const char *q = names.contents[i];
+        const P2sExternal *e = p2s_externals_get(external, q, strlen(q));
+        p2s_strbuf_addf(out, "%s%s=%s", i ? " " : "", q, e->signature ? e->signature->text : "");
+    }
+    p2s_strings_release(&names);
+}
+
+static void test_resolve_rounds_as_tabled(void **state)
+{
+    (void)state;
+    for (size_t c = 0; c < sizeof CASES / sizeof *CASES; c++) {
+        const ResolveCase *rc = &CASES[c];
+        World w;
+        memset(&w, 0, sizeof w);
+        p2s_strbuf_init(&w.refinds);
+        while (w.count < 4 && rc->modules[w.count].module) {
+            Module *m = &w.modules[w.count++];
+            m->data = &rc->modules[w.count - 1];
+            module_set(m, m->data->exports, m->data->misses);
+        }
+        P2sExternals external;
+        p2s_externals_init(&external);
+        p2s_resolve_exports(&external, w.count, world_facts, world_refind, &w);
+        P2sStrbuf got;
+        p2s_strbuf_init(&got);
+        describe(&external, &got);
+        if (strcmp(got.buf, rc->external) != 0 || strcmp(w.refinds.buf, rc->refinds) != 0)
+            fail_msg("%s:\n  set     %s\n  want    %s\n  refinds %s\n  want    %s", rc->name, got.buf, rc->external,
+                     w.refinds.buf, rc->refinds);
+        p2s_strbuf_release(&got);
+        p2s_externals_release(&external);
+        for (size_t i = 0; i < w.count; i++) {
+            p2s_strings_release(&w.modules[i].exports);
+            p2s_strings_release(&w.modules[i].targets);
+            p2s_signatures_release(&w.modules[i].signatures);
+            p2s_nameset_release(&w.modules[i].misses);
+        }
+        p2s_strbuf_release(&w.refinds);
+    }
+}
+
+static void test_resolve_qualify_leaves_a_top_level_name_bare(void **state)
+{
+    (void)state;
+    P2sStrbuf q;
+    p2s_strbuf_init(&q);
+    p2s_resolve_qualify(&q, "", "X");
+    assert_string_equal(q.buf, "X");
+    p2s_strbuf_reset(&q);
+    p2s_resolve_qualify(&q, "pkg.ops", "Outer.Inner");
+    assert_string_equal(q.buf, "pkg.ops.Outer.Inner");
+    p2s_strbuf_release(&q);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_resolve_rounds_as_tabled),
+        cmocka_unit_test(test_resolve_qualify_leaves_a_top_level_name_bare),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
