@@ -47,7 +47,7 @@ class IrAdapter(Protocol):
 
     def label(self, outputs: List[Any], cls: type, call: Tuple[Tuple[Any, ...], Dict[str, Any]]) -> None:
         """Name `cls` on the op that made `outputs`; `call`, the call as written, is recorded
-        where an export can be trained after `jit.load` (reload.py)."""
+        where an export can be trained after `jit.load` (`core/records.py`, `pir/reload.py`)."""
 
     def forward_only_backward(self, message: str, inputs: List[Any], needs_grad: bool) -> Optional[Callable[..., Any]]:
         """The backward of a PyLayer without one (raising `message` when a gradient is asked)."""

@@ -148,7 +148,7 @@ class CallLayout:
 
     def written_call(self, arguments: List[Any]) -> Tuple[Tuple[Any, ...], Dict[str, Any]]:
         """The call as written, `(args, kwargs)`, with the passed arguments taken from
-        `arguments` (as `self.arguments`): how `apply` would make it again (reload.py)."""
+        `arguments` (as `self.arguments`): how `apply` would make it again (`pir/reload.py`)."""
         named = [(p.keyword, value) for p, value in zip(self._passed, arguments)]
         return tuple(v for k, v in named if k is None), {k: v for k, v in named if k is not None}
 
