@@ -34,6 +34,7 @@ import numpy as np  # noqa: E402
 import paddle  # noqa: E402
 
 import harness  # noqa: E402
+import support_matrix  # noqa: E402  (why a case failed, as docs/SUPPORT.md's other tables say it)
 import tree_cases  # noqa: E402
 import twins  # noqa: E402
 
@@ -102,21 +103,9 @@ def export_all(kind: str, out: str, start: int) -> None:
         jobs.extend((f"twin:{name}", lambda name=name: twins.export(name, os.path.join(out, "twin", name)))
                     for name in twins.TWINS)
     for name, job in jobs[start:]:
-        print(MARKER + json.dumps([name, _attempt(job)]), flush=True)
+        print(MARKER + json.dumps([name, support_matrix.attempt(job)]), flush=True)
     if kind == "framework":
         assert "pylayer2static_runtime" not in sys.modules, "the framework's exports ran with the runtime imported"
-
-
-def _attempt(job: Callable[[], None]) -> Optional[str]:
-    try:
-        job()
-        return None
-    except Exception as exc:  # noqa: BLE001 - every failure is a result
-        lines = [line for line in str(exc).strip().splitlines() if line.strip()]
-        return f"{type(exc).__name__}: {lines[-1].strip() if lines else ''}"[:300]
-    finally:
-        if not paddle.in_dynamic_mode():
-            paddle.disable_static()
 
 
 def _export_case(original: Any, module: Any, where: str, reference: bool) -> None:
