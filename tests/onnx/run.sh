@@ -7,7 +7,7 @@ set -u
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 mode=${2:---check}
 root=$(cd "$(dirname "$0")/../.." && pwd)
-passed=0 failed=0 summaries=""
+. "$root/tests/suite_counts.sh"
 t_start=$(date +%s)
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
@@ -19,31 +19,15 @@ if ! (cd "$root" && make -s onnx-tools) >"$log" 2>&1; then
 fi
 for venv in .venv .venv-2.6; do
     py="$root/$venv/bin/python"
-    if ! "$py" -c "import paddle" >/dev/null 2>&1; then
-        echo "onnx: FAIL $venv has no PaddlePaddle (run 'make venv'); refusing to skip"
-        failed=$((failed + 1))
-        continue
-    fi
+    has_paddle onnx "$py" || continue
     out="$root/build/onnx/$(basename "$venv")"
     (cd "$root" && GLOG_minloglevel=2 "$py" -W ignore tests/onnx/run.py --bin "$bin" --tools "$root/build/onnx-tools" \
         --out "$out" 2>&1) | tee "$log"
-    line=$(grep -E '^onnx: [0-9]+ passed, [0-9]+ failed' "$log" | tail -n1)
-    if [ -z "$line" ]; then
-        echo "onnx: $venv printed no result"
-        failed=$((failed + 1))
-        continue
-    fi
-    passed=$((passed + $(printf '%s' "$line" | sed 's/.*: \([0-9]*\) passed.*/\1/')))
-    failed=$((failed + $(printf '%s' "$line" | sed 's/.* \([0-9]*\) failed.*/\1/')))
+    add_counts onnx "$log" "$venv" || continue
     summaries="$summaries $out/summary.json"
 done
 # shellcheck disable=SC2086
-if (cd "$root" && python3 tests/onnx/table.py "$mode" $summaries); then
-    passed=$((passed + 1))
-else
-    echo "onnx: FAIL docs/SUPPORT.md's onnx table ($mode)"
-    failed=$((failed + 1))
-fi
+count_check onnx "docs/SUPPORT.md's onnx table ($mode)" python3 tests/onnx/table.py "$mode" $summaries
 echo "onnx: finished in $(( $(date +%s) - t_start ))s"
 echo "onnx: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,8 +1,6 @@
 """table.py --write|--check|--print SUMMARY.json... — the `onnx` section of docs/SUPPORT.md
 from tests/onnx runs (run.py writes one summary.json per framework version; `make onnx-doc`
 runs them and --write). Standard library only; the same results give the same bytes."""
-import argparse
-import json
 import os
 import re
 import sys
@@ -81,23 +79,7 @@ def render(summaries):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    group = parser.add_mutually_exclusive_group(required=True)
-    group.add_argument("--write", action="store_true")
-    group.add_argument("--check", action="store_true")
-    group.add_argument("--print", action="store_true")
-    parser.add_argument("--doc", default=DOC)
-    parser.add_argument("summaries", nargs="+")
-    args = parser.parse_args(argv)
-    summaries = []
-    for path in args.summaries:
-        with open(path, encoding="utf-8") as f:
-            summaries.append(json.load(f))
-    content = render(summaries)
-    if args.print:
-        print(content)
-        return 0
-    return doc_section.update(args.doc, NAME, content, args.check, "onnx", "make onnx-doc")
+    return doc_section.summaries_main(argv, __doc__.split("\n\n")[0], DOC, NAME, render, "onnx", "make onnx-doc")
 
 
 if __name__ == "__main__":
