@@ -34,7 +34,7 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 UNIT_WRAP = $(if $(filter %/test_transpile,$@),-Wl$(comma)--wrap=p2s_plan_build)
 
 .DELETE_ON_ERROR:
-.PHONY: all deps venv check unit golden cli e2e e2e-dist e2e-dist-doc lsp-test conformance stress demo bench bench-doc install clean wheel wheel-test matrix matrix-check
+.PHONY: all deps venv check unit golden cli e2e e2e-dist e2e-dist-doc onnx onnx-doc onnx-tools lsp-test conformance stress demo bench bench-doc install clean wheel wheel-test matrix matrix-check
 
 all: $(BIN)
 
@@ -96,6 +96,27 @@ e2e-dist: $(BIN) venv
 	sh tests/dist/run.sh $(BIN)
 e2e-dist-doc: $(BIN) venv
 	sh tests/dist/run.sh $(BIN) --write
+# ONNX deployment: every e2e case that exports, saved with paddle.jit.save transpiled and as
+# written, converted by paddle2onnx and run in ONNX Runtime against eager, on both venvs; then
+# docs/SUPPORT.md's `onnx` table checked (onnx-doc rewrites it). The tools live in
+# build/onnx-tools, never in the Paddle venvs: ONNX Runtime in a venv of its own, and each
+# paddle2onnx line installed --no-deps --target, put on sys.path after the venv's site-packages.
+ONNX_TOOLS := build/onnx-tools/.p2s-ready
+ONNX_REQS := tests/onnx/requirements-tools.txt tests/onnx/paddle2onnx-3.txt tests/onnx/paddle2onnx-2.6.txt
+$(ONNX_TOOLS): $(ONNX_REQS)
+	rm -rf $(dir $@)
+	$(PYTHON) -m venv $(dir $@)venv
+	$(dir $@)venv/bin/python -m pip install -q --disable-pip-version-check --require-hashes -r $<
+	for line in 3 2.6; do \
+		$(dir $@)venv/bin/python -m pip install -q --disable-pip-version-check --require-hashes --no-deps \
+			--only-binary :all: --target $(dir $@)paddle2onnx-$$line -r tests/onnx/paddle2onnx-$$line.txt || exit 1; \
+	done
+	touch $@
+onnx-tools: $(ONNX_TOOLS)
+onnx: $(BIN) venv $(ONNX_TOOLS)
+	sh tests/onnx/run.sh $(BIN)
+onnx-doc: $(BIN) venv $(ONNX_TOOLS)
+	sh tests/onnx/run.sh $(BIN) --write
 # The language server: protocol tests over pipes and headless Neovim (tests/lsp/run.sh).
 lsp-test: $(BIN) $(DEPS_STAMP)
 	sh tests/lsp/run.sh $(BIN)

@@ -65,6 +65,9 @@ timed suite e2e-dist sh "$root/tests/dist/run.sh" "$bin"
 timed suite lsp sh "$root/tests/lsp/run.sh" "$bin"
 timed suite conformance sh "$root/tests/conformance/run.sh" "$bin"
 timed suite docs sh "$root/tests/docs_current.sh"
+# ONNX deployment: each exporting e2e case through paddle2onnx and ONNX Runtime on both
+# versions, tools in build/onnx-tools (first run: about 10 s of pip), and the onnx table.
+timed suite onnx sh "$root/tests/onnx/run.sh" "$bin"
 # The pip package: builds the wheel, installs it with paddlepaddle into a fresh venv, runs the
 # request's example from that install only (about 1 min on an idle machine, most of it pip).
 timed suite wheel sh "$root/tests/wheel/run.sh"

@@ -1,7 +1,10 @@
 """One generated section of a doc, between `<!-- support-matrix NAME begin -->` and
 `<!-- support-matrix NAME end -->`: spliced in (or appended), checked against a fresh run, or
-written atomically. Shared by tests/dist/table.py and tests/matrix/support_table.py."""
+written atomically. Shared by tests/dist/table.py, tests/matrix/support_table.py and
+tests/onnx/table.py, with the command line they have in common (`arguments`, `finish`)."""
+import argparse
 import difflib
+import json
 import os
 import re
 import sys
@@ -42,3 +45,34 @@ def update(doc: str, name: str, content: str, check: bool, tool: str, regenerate
         os.replace(tmp, doc)
     print(f"{tool}: wrote the {name} table of {rel}")
     return 0
+
+
+def arguments(description: str, doc: str) -> argparse.ArgumentParser:
+    """A table script's command line: one of --write, --check, --print; --doc."""
+    parser = argparse.ArgumentParser(description=description)
+    group = parser.add_mutually_exclusive_group(required=True)
+    group.add_argument("--write", action="store_true")
+    group.add_argument("--check", action="store_true")
+    group.add_argument("--print", action="store_true")
+    parser.add_argument("--doc", default=doc)
+    return parser
+
+
+def finish(args: argparse.Namespace, name: str, content: str, tool: str, regenerate: str) -> int:
+    """Print the section (--print), or check or write it (`update`)."""
+    if args.print:
+        print(content)
+        return 0
+    return update(args.doc, name, content, args.check, tool, regenerate)
+
+
+def summaries_main(argv, description: str, doc: str, name: str, render, tool: str, regenerate: str) -> int:
+    """The main of a table rendered from the summary.json files a suite's runs write."""
+    parser = arguments(description, doc)
+    parser.add_argument("summaries", nargs="+")
+    args = parser.parse_args(argv)
+    summaries = []
+    for path in args.summaries:
+        with open(path, encoding="utf-8") as f:
+            summaries.append(json.load(f))
+    return finish(args, name, render(summaries), tool, regenerate)

@@ -7,8 +7,6 @@ The section is one more `<!-- support-matrix NAME begin/end -->` block (NAME `di
 after the others: tests/e2e/support_matrix.py and tests/matrix/support_table.py keep it as
 they keep each other's.
 """
-import argparse
-import json
 import os
 import re
 import sys
@@ -69,23 +67,8 @@ def render(summaries):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    group = parser.add_mutually_exclusive_group(required=True)
-    group.add_argument("--write", action="store_true")
-    group.add_argument("--check", action="store_true")
-    group.add_argument("--print", action="store_true")
-    parser.add_argument("--doc", default=DOC)
-    parser.add_argument("summaries", nargs="+")
-    args = parser.parse_args(argv)
-    summaries = []
-    for path in args.summaries:
-        with open(path, encoding="utf-8") as f:
-            summaries.append(json.load(f))
-    content = render(summaries)
-    if args.print:
-        print(content)
-        return 0
-    return doc_section.update(args.doc, NAME, content, args.check, "e2e-dist", "make e2e-dist-doc")
+    return doc_section.summaries_main(argv, __doc__.split("\n\n")[0], DOC, NAME, render, "e2e-dist", "make e2e-dist-doc")
+
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -11,7 +11,6 @@ The section sits in docs/SUPPORT.md as one more `<!-- support-matrix NAME begin/
 file from those blocks (keeping each, and putting this one last), so both generators keep
 each other's output and each one's --check passes.
 """
-import argparse
 import os
 import re
 import sys
@@ -149,20 +148,11 @@ def render(outdir, versions):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    group = parser.add_mutually_exclusive_group(required=True)
-    group.add_argument("--write", action="store_true")
-    group.add_argument("--check", action="store_true")
-    group.add_argument("--print", action="store_true")
-    parser.add_argument("--doc", default=DOC)
+    parser = doc_section.arguments(__doc__.split("\n\n")[0], DOC)
     parser.add_argument("outdir")
     parser.add_argument("versions", nargs="+")
     args = parser.parse_args(argv)
-    content = render(args.outdir, args.versions)
-    if args.print:
-        print(content)
-        return 0
-    return doc_section.update(args.doc, NAME, content, args.check, "matrix", "make matrix")
+    return doc_section.finish(args, NAME, render(args.outdir, args.versions), "matrix", "make matrix")
 
 if __name__ == "__main__":
     sys.exit(main())
