@@ -3,9 +3,13 @@ no import cycle among its modules, a core that imports no framework, and framewo
 IR branches only where they belong."""
 import ast
 import os
+import sys
 from typing import Dict, List, Optional, Set
 
 import pylayer2static_runtime
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from include_cycles import find_cycle  # noqa: E402  (tests/include_cycles.py: the same check for src/)
 
 RUNTIME = os.path.dirname(pylayer2static_runtime.__file__)
 PACKAGE = "pylayer2static_runtime"
@@ -59,36 +63,9 @@ def _graph() -> Dict[str, Set[str]]:
     return {module: _imports(module, path, modules) for module, path in modules.items()}
 
 
-def _cycle(graph: Dict[str, Set[str]]) -> Optional[List[str]]:
-    """A cycle of `graph` as a path that ends where it starts, or None."""
-    state: Dict[str, int] = {}  # 1: on the current path, 2: done
-    path: List[str] = []
-
-    def visit(node: str) -> Optional[List[str]]:
-        state[node] = 1
-        path.append(node)
-        for nxt in sorted(graph[node]):
-            if state.get(nxt) == 1:
-                return path[path.index(nxt):] + [nxt]
-            if nxt not in state:
-                found = visit(nxt)
-                if found:
-                    return found
-        path.pop()
-        state[node] = 2
-        return None
-
-    for node in sorted(graph):
-        if node not in state:
-            found = visit(node)
-            if found:
-                return found
-    return None
-
-
 def test_the_cycle_finder_finds_a_cycle() -> None:
-    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
-    assert _cycle({"a": {"b"}, "b": set()}) is None
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) == []
 
 
 def test_the_import_graph_reads_relative_imports() -> None:
@@ -99,8 +76,8 @@ def test_the_import_graph_reads_relative_imports() -> None:
 
 
 def test_no_import_cycle_among_runtime_modules() -> None:
-    cycle = _cycle(_graph())
-    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+    cycle = find_cycle(_graph())
+    assert not cycle, "import cycle: " + " -> ".join(cycle)
 
 
 def _imports_paddle(path: str) -> bool:
