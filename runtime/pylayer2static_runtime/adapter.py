@@ -3,7 +3,8 @@
 `PirAdapter` (pir/adapter.py, paddle 3.x PIR `paddle.pir.Value`) and `LegacyAdapter` (legacy/adapter.py,
 the Program IR of paddle 2.6 and of 3.x with PIR off, `paddle.static.Variable`) differ in
 how `static_pylayer` takes inputs, carries saved tensors to backward and builds backward
-(with the op, or at autodiff time); op.py is written against this protocol only.
+(with the op, or at autodiff time); op.py asks an IR only through this protocol. Each IR registers
+its adapter with `register_ir` (install.py).
 """
 from typing import Any, Callable, ContextManager, Dict, List, Optional, Protocol, Tuple
 
