@@ -65,6 +65,7 @@ typedef struct {
     Array(Candidate) candidates;
     Array(TSNode) alias_values;
     bool records_misses;           /* false while a phase whose misses the run never reads */
+    bool records_export_misses;    /* P2S_READ_EXPORTS: exports' misses, kept by name */
 } Finder;
 
 typedef enum { MEANING_NONE, MEANING_QUAL, MEANING_CLASS } MeaningKind;
@@ -1005,7 +1006,12 @@ static void find__exports(Finder *f)
         const char *text = f->src->bytes + name.start;
         Meaning m = find__lookup(f, name, 0, f->src->len, 0);
         bool local = m.kind == MEANING_CLASS && f->out->classes.contents[m.class_index].is_pylayer;
-        if (local || find__is_external(f, &m)) {
+        bool external = !local && find__is_external(f, &m);
+        if (!local && !external && f->records_export_misses && m.kind == MEANING_QUAL && f->module->external) {
+            array_push(&f->out->export_miss_names, p2s_strndup(text, name.end - name.start));
+            array_push(&f->out->export_miss_targets, p2s_strdup(m.qual));
+        }
+        if (local || external) {
             const P2sSignature *sig = local ? f->out->classes.contents[m.class_index].signature : NULL;
             array_push(&f->out->exports, p2s_strndup(text, name.end - name.start));
             array_push(&f->out->export_classes, local ? m.class_index : SIZE_MAX);
@@ -1043,7 +1049,8 @@ void p2s_find(const P2sSource *src, TSTree *tree, const P2sRules *rules, const P
     P2sModuleRead read = module ? module->read : P2S_READ_ALL;
     f.records_misses = read != P2S_READ_EXPORTS;
     find__resolve_sites(&f);
-    f.records_misses = read != P2S_READ_SITES;
+    f.records_misses = read == P2S_READ_ALL;
+    f.records_export_misses = read == P2S_READ_EXPORTS;
     find__exports(&f);
     find__runtime_import_point(&f, root);
     /* The findings outlive the scopes (check and plan read them): no spare capacity. */
@@ -1079,6 +1086,8 @@ void p2s_findings_release(P2sFindings *self)
     p2s_signatures_release(&self->export_signatures);
     p2s_signatures_release(&self->external_signatures);
     p2s_strings_release(&self->export_targets);
+    p2s_strings_release(&self->export_miss_names);
+    p2s_strings_release(&self->export_miss_targets);
     p2s_strings_release(&self->externals_used);
     p2s_nameset_release(&self->misses);
     array_delete(&self->classes);
