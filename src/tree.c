@@ -316,7 +316,7 @@ static void tree__take_export_misses(Entry *e)
     for (size_t k = 0; k < e->export_miss_names.size; k++) {
         const char *name = e->export_miss_names.contents[k], *target = e->export_miss_targets.contents[k];
         if (p2s_nameset_contains(&e->exports_read, name, strlen(name)))
-            p2s_nameset_add(&found->misses, target, strlen(target));
+            p2s_nameset_put(&found->misses, target, strlen(target), P2S_MISS_EXPORT);
     }
 }
 
@@ -389,10 +389,14 @@ static bool tree__facts(void *ctx, size_t i, P2sModuleFacts *out)
     if (!e->read_ok || e->status != P2S_TRANSPILE_OK)
         return false;
     const P2sFindings *found = &e->unit.found;
+    /* A parked module that rewrites is found again only for a base: its calls are found again
+     * when it is finished (parsed again then), and its re-exports are resolution's (resolve.h).
+     * One that rewrites nothing is never finished: a call it missed may make it rewrite. */
     *out = (P2sModuleFacts){e->module, e->parked ? &e->exports : &found->exports,
                             e->parked ? &e->export_targets : &found->export_targets,
                             e->parked ? &e->export_signatures : &found->export_signatures,
-                            e->parked ? &e->misses : &found->misses};
+                            e->parked ? &e->misses : &found->misses, e->parked && e->rewrites ? P2S_MISS_BASE : 0,
+                            &e->export_miss_names, &e->export_miss_targets};
     return true;
 }
 
@@ -419,9 +423,31 @@ static void tree__refind(void *ctx, const size_t *indices, size_t n)
     p2s_parallel_for(n, r.t->jobs, tree__refind_one, &r);
 }
 
+/* A parked module's re-exports that resolution added without finding it again join its
+ * exports, which marking the exports left as written reads (a parked module that rewrites
+ * nothing is never found again). */
+static void tree__keep_resolved_reexports(Tree *t)
+{
+    for (size_t i = 0; i < t->entries.size; i++) {
+        Entry *e = &t->entries.contents[i];
+        for (size_t k = 0; e->parked && k < e->export_miss_names.size; k++) {
+            const char *name = e->export_miss_names.contents[k], *target = e->export_miss_targets.contents[k];
+            bool known = false;
+            for (size_t j = 0; j < e->exports.size && !known; j++)
+                known = strcmp(e->exports.contents[j], name) == 0;
+            if (known || !p2s_externals_get(&t->external, target, strlen(target)))
+                continue;
+            array_push(&e->exports, p2s_strdup(name));
+            array_push(&e->export_targets, p2s_strdup(target));
+            array_push(&e->export_signatures, NULL);
+        }
+    }
+}
+
 static void tree__resolve_across_modules(Tree *t)
 {
     p2s_resolve_exports(&t->external, t->entries.size, tree__facts, tree__refind, t);
+    tree__keep_resolved_reexports(t);
 }
 
 /* Finishes a found module; notes which of its exports are left as written. */
@@ -970,7 +996,7 @@ static bool tree__mark_read_exports(Tree *t, const P2sNameSet *read, P2sStrings 
                 !p2s_nameset_contains(read, q.buf, q.len))
                 continue;
             p2s_nameset_add(&e->exports_read, name, strlen(name));
-            p2s_nameset_add(tree__misses_of(e), target, strlen(target));
+            p2s_nameset_put(tree__misses_of(e), target, strlen(target), P2S_MISS_EXPORT);
             array_push(follow, p2s_strdup(target));
             any = true;
         }

@@ -155,7 +155,8 @@ static const MissCase miss_cases[] = {
      "Base=pkg.base.Base,Q=pkg.layers.Q,paddle=paddle,unused=pkg.unused"},
     {"reached_module_calls_unread", P2S_READ_EXPORTS,
      "def f(x):\n    from pkg.layers import Q\n    return Q.apply(x)\n", "", ""},
-    {"tree_reads_all", P2S_READ_ALL, MISS_IMPORTS, MISS_ALL, ""},
+    {"tree_reads_all", P2S_READ_ALL, MISS_IMPORTS, MISS_ALL,
+     "Base=pkg.base.Base,Q=pkg.layers.Q,paddle=paddle,unused=pkg.unused"},
 };
 
 static int compare_names(const void *a, const void *b)
