@@ -117,104 +117,101 @@ void p2s_unit_find(P2sUnit *self, const P2sRules *rules, const P2sModule *module
  * of a file: every block is closed (a statement at column 0 follows), no bracket or string is
  * open and no continuation pending (the piece before parsed without error), and a module is
  * a sequence of statements. */
-/* The first syntax error of scratch, found parsing output from offset `from`, becomes an
- * internal error (P2S900) with its position in the whole output. Returns -1 when there is one. */
-static int transpile__report_unparsable(const P2sSource *src, const P2sStrbuf *output, size_t from,
-                                        const P2sDiagSink *scratch, P2sDiagSink *sink)
+typedef Array(size_t) Offsets;
+
+static void transpile__pieces(const P2sSource *src, TSNode root, Offsets *starts)
 {
-    if (scratch->errors == 0)
-        return 0;
-    P2sSource whole;
-    p2s_source_view(&whole, src->name, output->buf, output->len);
-    size_t line, col;
-    p2s_source_position(&whole, from + scratch->items.contents[0].span.start, &line, &col);
-    p2s_diag_emit_file(sink, P2S_ERROR, "P2S900",
-                       "internal error: the transpiled output does not parse (%s at output line %zu:%zu); nothing was written; please report this input",
-                       scratch->items.contents[0].message, line, col);
-    p2s_source_release(&whole);
-    return -1;
+    array_push(starts, (size_t)0);
+    TSTreeCursor cursor = ts_tree_cursor_new(root);
+    for (bool more = ts_tree_cursor_goto_first_child(&cursor); more; more = ts_tree_cursor_goto_next_sibling(&cursor)) {
+        TSNode stmt = ts_tree_cursor_current_node(&cursor);
+        size_t at = ts_node_start_byte(stmt);
+        if (!ts_node_is_named(stmt) || p2s_kind(stmt) == P2S_KIND_COMMENT || at == 0 ||
+            ts_node_start_point(stmt).column != 0 || src->bytes[at - 1] != '\n')
+            continue;
+        size_t eol = at - 1;
+        if (eol > 0 && src->bytes[eol - 1] == '\r')
+            eol--;
+        if (eol > 0 && src->bytes[eol - 1] == '\\')
+            continue;
+        array_push(starts, at);
+    }
+    ts_tree_cursor_delete(&cursor);
 }
 
-/* Parses output[from, to) as a source of its own (old: NULL, or a tree of an earlier text told
- * of the edits that made this one); see transpile__report_unparsable. */
+/* Parses output[from, to) as a source of its own; the first syntax error, if any, becomes an
+ * internal error (P2S900) with its position in the whole output. */
 static int transpile__parses(const P2sSource *src, const P2sStrbuf *output, size_t from, size_t to,
-                             const TSTree *old, P2sDiagSink *sink)
+                             P2sDiagSink *sink)
 {
     P2sSource part;
     P2sDiagSink scratch;
     p2s_source_view(&part, src->name, output->buf + from, to - from);
     p2s_diag_sink_init(&scratch);
-    ts_tree_delete(p2s_parse_incremental(&part, old, &scratch));
-    int rc = transpile__report_unparsable(src, output, from, &scratch, sink);
+    ts_tree_delete(p2s_parse(&part, &scratch));
+    int rc = 0;
+    if (scratch.errors > 0) {
+        P2sSource whole;
+        p2s_source_view(&whole, src->name, output->buf, output->len);
+        size_t line, col;
+        p2s_source_position(&whole, from + scratch.items.contents[0].span.start, &line, &col);
+        p2s_diag_emit_file(sink, P2S_ERROR, "P2S900",
+                           "internal error: the transpiled output does not parse (%s at output line %zu:%zu); nothing was written; please report this input",
+                           scratch.items.contents[0].message, line, col);
+        p2s_source_release(&whole);
+        rc = -1;
+    }
     p2s_diag_sink_release(&scratch);
     p2s_source_release(&part);
     return rc;
 }
 
-/* point moved past text[0, n). */
-static TSPoint transpile__advance(TSPoint point, const char *text, size_t n)
-{
-    for (const char *p = text, *end = text + n; p < end;) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        if (!nl) {
-            point.column += (uint32_t)(end - p);
-            break;
-        }
-        point.row++;
-        point.column = 0;
-        p = nl + 1;
-    }
-    return point;
-}
-
-/* A copy of the input's tree told of the plan's edits, in order, and of the blank lines that
- * lead the generated tail (output[user_end, split)): a tree of output[0, split) but for what
- * those edits touched. */
-static TSTree *transpile__edited_tree(const P2sUnit *unit, const P2sPlan *plan, const P2sStrbuf *output,
-                                      size_t user_end, size_t split)
-{
-    TSTree *tree = ts_tree_copy(unit->tree);
-    TSPoint at = {0, 0};
-    size_t scanned = 0, shift = 0;   /* shift: output offset - input offset before edit k */
-    for (size_t k = 0; k <= plan->edits.size; k++) {
-        bool tail = k == plan->edits.size;
-        const P2sEdit *ed = tail ? NULL : &plan->edits.contents[k];
-        size_t start = tail ? user_end : ed->start + shift;
-        size_t old_len = tail ? 0 : ed->end - ed->start;
-        const char *text = tail ? output->buf + user_end : ed->text;
-        size_t new_len = tail ? split - user_end : strlen(ed->text);
-        at = transpile__advance(at, output->buf + scanned, start - scanned);
-        scanned = start;
-        TSInputEdit edit = {(uint32_t)start, (uint32_t)(start + old_len), (uint32_t)(start + new_len), at,
-                            tail ? at : transpile__advance(at, unit->src->bytes + ed->start, old_len),
-                            transpile__advance(at, text, new_len)};
-        ts_tree_edit(tree, &edit);
-        shift += new_len - old_len;
-    }
-    return tree;
-}
-
-/* The output must parse as cleanly as the input did: anything else is our bug. The user's code
- * with the edits (output[0, split), split past the blank lines that lead the generated tail) is
- * parsed again incrementally from the input's tree told of the edits: tree-sitter parses again
- * only what the edits touched and reuses every subtree they leave alone, which gives the tree
- * a parse from scratch gives; then the generated tail, new text, is parsed on its own (it
- * starts a line at column 0 after blank lines, so it parses alone as it does in place). The
- * input's tree is dropped before the tail when the unit may (drop_tree_when_verified): a big
- * file then never has the input's tree and the tail's alive at once. */
+/* The output must parse as cleanly as the input did: anything else is our bug. It is checked
+ * piece by piece (transpile__pieces): a piece of the input no edit touches is in the output
+ * byte for byte, and parsed cleanly as part of the input, so only the pieces with edits are
+ * parsed, each on its own, and the generated tail, which starts a line at column 0 after blank
+ * lines: the last piece takes those blank lines, and so is always parsed. Pieces parse alone as
+ * they do in place, so the output parses cleanly when every piece does. The input's
+ * tree is dropped first when the unit may (drop_tree_when_verified): a big file then never has
+ * the input's tree and those of its pieces alive at once. */
 static int transpile__verify(P2sUnit *unit, const P2sPlan *plan, const P2sStrbuf *output, P2sDiagSink *sink)
 {
-    size_t user_end = output->len - plan->tail.len;
-    size_t split = user_end + strspn(plan->tail.buf, "\r\n");
-    TSTree *edited = transpile__edited_tree(unit, plan, output, user_end, split);
-    int rc = transpile__parses(unit->src, output, 0, split, edited, sink);
-    ts_tree_delete(edited);
+    const P2sSource *src = unit->src;
+    Offsets starts = {0};
+    transpile__pieces(src, ts_tree_root_node(unit->tree), &starts);
     if (unit->drop_tree_when_verified) {
         ts_tree_delete(unit->tree);
         unit->tree = NULL;
     }
+    size_t tail_at = output->len - plan->tail.len;
+    size_t split = tail_at + strspn(plan->tail.buf, "\r\n");
+    /* a piece's start inside an edit (none is: edits stay within statements) joins it to the
+     * piece before */
+    size_t kept = 0;
+    for (size_t k = 0, e = 0; k < starts.size; k++) {
+        size_t at = starts.contents[k];
+        while (e < plan->edits.size && plan->edits.contents[e].end <= at)
+            e++;
+        if (k == 0 || e == plan->edits.size || plan->edits.contents[e].start >= at)
+            starts.contents[kept++] = at;
+    }
+    starts.size = kept;
+    size_t e = 0, shift = 0;   /* shift: output offset - input offset before edit e */
+    int rc = 0;
+    for (size_t k = 0; k < starts.size && rc == 0; k++) {
+        size_t from = starts.contents[k] + shift;
+        bool last = k + 1 == starts.size, edited = last;
+        for (; e < plan->edits.size && (last || plan->edits.contents[e].start < starts.contents[k + 1]); e++) {
+            const P2sEdit *ed = &plan->edits.contents[e];
+            shift = shift + strlen(ed->text) - (ed->end - ed->start);
+            edited = true;
+        }
+        if (edited)
+            rc = transpile__parses(src, output, from, last ? split : starts.contents[k + 1] + shift, sink);
+    }
+    array_delete(&starts);
     if (rc == 0 && split < output->len)
-        rc = transpile__parses(unit->src, output, split, output->len, NULL, sink);
+        rc = transpile__parses(src, output, split, output->len, sink);
     return rc;
 }
 
