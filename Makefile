@@ -34,7 +34,7 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 UNIT_WRAP = $(if $(filter %/test_transpile,$@),-Wl$(comma)--wrap=p2s_plan_build)
 
 .DELETE_ON_ERROR:
-.PHONY: all deps venv check unit golden cli e2e e2e-dist e2e-dist-doc onnx onnx-doc onnx-tools lsp-test conformance stress demo bench bench-doc install clean wheel wheel-test matrix matrix-check
+.PHONY: all deps venv check unit golden cli e2e e2e-dist e2e-dist-doc onnx onnx-doc onnx-tools lsp-test conformance stress demo bench bench-doc bench-instructions install clean wheel wheel-test matrix matrix-check
 
 all: $(BIN)
 
@@ -145,6 +145,10 @@ bench: $(BIN) venv
 	sh tests/bench/models.sh
 	sh tests/bench/twins.sh $(TWINS_ARGS)
 	$(PYTHON) tests/bench/lsp_bench.py $(BIN)
+# The instruction-count table alone (callgrind; no venv): docs/PERFORMANCE.md's rewritten.
+bench-instructions: $(BIN)
+	$(PYTHON) tests/bench/run.py $(BIN) --instructions-only --write build/bench/instructions.md
+	$(PYTHON) tests/bench/write_doc.py docs/PERFORMANCE.md --instructions build/bench/instructions.md
 bench-doc: $(BIN) venv
 	$(PYTHON) tests/bench/run.py $(BIN) --write build/bench/tool.md
 	sh tests/bench/models.sh build/bench/models.md

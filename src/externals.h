@@ -12,6 +12,15 @@
 #include "nameset.h"
 #include "signature.h"
 
+/* What a name missed in the external set was looked up for (bits: a module's misses map each
+ * name to those it was missed for): only a base's or a call's lookup needs the module's tree to
+ * be done again; an export's is a re-export, which resolution can add from its name alone. */
+typedef enum {
+    P2S_MISS_BASE = 1,      /* a class's base, or anything looked up before the calls */
+    P2S_MISS_SITE = 2,      /* the object of an `.apply` */
+    P2S_MISS_EXPORT = 4,    /* a module-level name */
+} P2sMissWhere;
+
 typedef struct {
     bool as_written;              /* left as written where it is defined */
     P2sSignature *signature;      /* its forward's (owned); NULL when not known there */

@@ -65,6 +65,8 @@ typedef struct {
     Array(Candidate) candidates;
     Array(TSNode) alias_values;
     bool records_misses;           /* false while a phase whose misses the run never reads */
+    bool records_export_misses;    /* exports' misses, kept by name too */
+    P2sMissWhere miss_where;       /* what the phase that runs looks names up for */
 } Finder;
 
 typedef enum { MEANING_NONE, MEANING_QUAL, MEANING_CLASS } MeaningKind;
@@ -534,8 +536,11 @@ static bool find__is_external(const Finder *f, const Meaning *m)
     if (p2s_externals_get(f->module->external, m->qual, n))
         return true;
     /* Should another module turn out to export this name, this one must be found again. */
-    if (f->records_misses)
-        p2s_nameset_add(&f->out->misses, m->qual, n);
+    size_t where = 0;
+    if (f->records_misses) {
+        p2s_nameset_get(&f->out->misses, m->qual, n, &where);
+        p2s_nameset_put(&f->out->misses, m->qual, n, where | f->miss_where);
+    }
     return false;
 }
 
@@ -1005,7 +1010,13 @@ static void find__exports(Finder *f)
         const char *text = f->src->bytes + name.start;
         Meaning m = find__lookup(f, name, 0, f->src->len, 0);
         bool local = m.kind == MEANING_CLASS && f->out->classes.contents[m.class_index].is_pylayer;
-        if (local || find__is_external(f, &m)) {
+        bool external = !local && find__is_external(f, &m);
+        if (!local && !external && f->records_export_misses && m.kind == MEANING_QUAL && f->module &&
+            f->module->external) {
+            array_push(&f->out->export_miss_names, p2s_strndup(text, name.end - name.start));
+            array_push(&f->out->export_miss_targets, p2s_strdup(m.qual));
+        }
+        if (local || external) {
             const P2sSignature *sig = local ? f->out->classes.contents[m.class_index].signature : NULL;
             array_push(&f->out->exports, p2s_strndup(text, name.end - name.start));
             array_push(&f->out->export_classes, local ? m.class_index : SIZE_MAX);
@@ -1027,6 +1038,7 @@ void p2s_find(const P2sSource *src, TSTree *tree, const P2sRules *rules, const P
     f.module = module;
     f.out = out;
     f.records_misses = true;
+    f.miss_where = P2S_MISS_BASE;
     out->already_transpiled = p2s_untranspile_has_marker(src);
     TSNode root = ts_tree_root_node(tree);
     size_t module_scope = find__new_scope(&f, SCOPE_MODULE, root, FIND_NO_SCOPE);
@@ -1042,8 +1054,11 @@ void p2s_find(const P2sSource *src, TSTree *tree, const P2sRules *rules, const P
     find__inherit_as_written(&f);
     P2sModuleRead read = module ? module->read : P2S_READ_ALL;
     f.records_misses = read != P2S_READ_EXPORTS;
+    f.miss_where = P2S_MISS_SITE;
     find__resolve_sites(&f);
-    f.records_misses = read != P2S_READ_SITES;
+    f.records_misses = read == P2S_READ_ALL;
+    f.records_export_misses = read != P2S_READ_SITES;
+    f.miss_where = P2S_MISS_EXPORT;
     find__exports(&f);
     find__runtime_import_point(&f, root);
     /* The findings outlive the scopes (check and plan read them): no spare capacity. */
@@ -1079,6 +1094,8 @@ void p2s_findings_release(P2sFindings *self)
     p2s_signatures_release(&self->export_signatures);
     p2s_signatures_release(&self->external_signatures);
     p2s_strings_release(&self->export_targets);
+    p2s_strings_release(&self->export_miss_names);
+    p2s_strings_release(&self->export_miss_targets);
     p2s_strings_release(&self->externals_used);
     p2s_nameset_release(&self->misses);
     array_delete(&self->classes);

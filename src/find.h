@@ -60,7 +60,8 @@ typedef struct {
 typedef enum {
     P2S_READ_ALL,       /* rewritten, and other modules import it (a tree, the language server) */
     P2S_READ_SITES,     /* the lone file being rewritten: nothing reads its exports */
-    P2S_READ_EXPORTS,   /* a module a lone file reached: only its exports are read */
+    P2S_READ_EXPORTS,   /* a module a lone file reached: only its exports are read (its
+                           re-exports' misses go to export_miss_* only) */
 } P2sModuleRead;
 
 /* Where a file sits in a source tree: for relative imports, and for PyLayers that other
@@ -92,7 +93,14 @@ typedef struct {
     P2sSignatures external_signatures;  /* owned copies the external sites point to */
     P2sNameSet misses;                /* tree mode: qualified names looked up as other modules'
                                          PyLayers and not found (yet), where the module's
-                                         P2sModuleRead needs them */
+                                         P2sModuleRead needs them; each maps to what it was
+                                         looked up for (P2sMissWhere bits) */
+    P2sStrings export_miss_names;     /* module-level names whose lookup missed (a re-export of
+                                         a name not known yet), but for P2S_READ_SITES; for
+                                         P2S_READ_EXPORTS not in misses: a lone file's run
+                                         follows one only when a module reads that name of this
+                                         one (tree.c) */
+    P2sStrings export_miss_targets;   /* per such name: the qualified name it missed */
     bool already_transpiled;          /* the file ends with this tool's marker */
     size_t runtime_import_at;         /* byte offset where the runtime import goes */
     P2sImportPlacement runtime_import;

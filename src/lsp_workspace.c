@@ -232,7 +232,8 @@ typedef struct {
 static bool ws__facts(void *ctx, size_t i, P2sModuleFacts *out)
 {
     const P2sWsModule *m = &((const Scan *)ctx)->ws->modules.contents[i];
-    *out = (P2sModuleFacts){m->module, &m->exports, &m->export_targets, &m->export_signatures, &m->misses};
+    *out = (P2sModuleFacts){m->module, &m->exports, &m->export_targets, &m->export_signatures, &m->misses, 0, NULL,
+                            NULL};
     return true;
 }
 

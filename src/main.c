@@ -186,7 +186,7 @@ static int main__run_file(const P2sOptions *opts, const P2sRules *rules, const P
         P2sModule module = {context.module, context.is_package, &context.external, P2S_READ_SITES};
         p2s_unit_find(&unit, rules, placed ? &module : NULL);
         if (placed && p2s_tree_context_reaches(opts, project, &context, &unit.found.misses)) {
-            p2s_tree_context(opts, rules, project, name, &src, &context);
+            p2s_tree_context(opts, rules, project, name, unit.src, unit.tree, &context);
             p2s_unit_find(&unit, rules, &module);
         }
         unit.drop_tree_when_verified = !opts->list;   /* only --list reads the findings after */

@@ -1,8 +1,9 @@
 /* resolve.h — resolution across modules, the one way tree mode, a lone file's context and the
  * language server's workspace index run it: every module's exports (own PyLayers and
- * re-exported ones) join the external set, each with its forward's signature (a re-export's is
- * its target's); a module that missed one of the names that just appeared is found again; repeat
- * until the set stops growing. The caller owns the modules and how they are found; the
+ * re-exported ones, including re-exports of names that just appeared) join the external set,
+ * each with its forward's signature (a re-export's is its target's); a module that missed one
+ * of the names that just appeared where that matters (refind_for) is found again; repeat until
+ * the set stops growing. The caller owns the modules and how they are found; the
  * resolver owns the rounds. */
 #ifndef P2S_RESOLVE_H
 #define P2S_RESOLVE_H
@@ -23,7 +24,14 @@ typedef struct {
     const P2sStrings *exports;              /* module-level PyLayer names, own and re-exported */
     const P2sStrings *export_targets;       /* per export: the qualified name it re-exports, or "" */
     const P2sSignatures *export_signatures; /* per export: its forward's signature, or NULL */
-    const P2sNameSet *misses;               /* qualified names it looked up that were no PyLayer */
+    const P2sNameSet *misses;               /* qualified names it looked up that were no PyLayer,
+                                               each mapped to P2sMissWhere bits */
+    unsigned refind_for;                    /* the P2sMissWhere bits of the misses worth finding
+                                               it again for; 0: every miss */
+    const P2sStrings *export_miss_names;    /* may be NULL: module-level names that missed (find.h) */
+    const P2sStrings *export_miss_targets;  /* per name: what it missed; once that is in the set,
+                                               `module.name` joins it as a re-export, found again
+                                               or not */
 } P2sModuleFacts;
 
 /* The facts of module i as it stands now; false when it has none (unread, unparsable): it then

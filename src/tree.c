@@ -37,11 +37,17 @@ typedef struct {
     char *module;
     bool is_package;
     P2sModuleRead read;         /* a lone file's run: the file, or a module it reached */
+    TSTree *parsed;             /* a lone file's run: the file's tree, given (not parsed again) */
     bool parked;                /* tree dropped: kept are the misses and exports below */
     bool rewrites;              /* has PyLayers or apply sites: parked only for memory, parsed
                                    again when it is finished */
     bool kept;                  /* its tree counts against the budget */
     P2sNameSet misses;          /* parked: what resolution still needs of the findings */
+    P2sStrings export_miss_names;    /* a lone file's run: a reached module's re-exports of names
+                                        not known yet, and what they missed (find.h) */
+    P2sStrings export_miss_targets;
+    P2sNameSet exports_read;    /* those names that a module of the run reads: their targets
+                                   count as misses (followed, and found again for) */
     P2sStrings exports;         /* parked or finished: the findings' exports and targets */
     P2sStrings export_targets;
     P2sSignatures export_signatures;
@@ -300,10 +306,25 @@ static void tree__park_or_keep(Tree *t, Entry *e)
     e->parked = true;
 }
 
+/* Takes a reached module's export misses from its findings; those of the names some module
+ * reads join its misses. */
+static void tree__take_export_misses(Entry *e)
+{
+    P2sFindings *found = &e->unit.found;
+    tree__move_strings(&e->export_miss_names, &found->export_miss_names);
+    tree__move_strings(&e->export_miss_targets, &found->export_miss_targets);
+    for (size_t k = 0; k < e->export_miss_names.size; k++) {
+        const char *name = e->export_miss_names.contents[k], *target = e->export_miss_targets.contents[k];
+        if (p2s_nameset_contains(&e->exports_read, name, strlen(name)))
+            p2s_nameset_put(&found->misses, target, strlen(target), P2S_MISS_EXPORT);
+    }
+}
+
 static void tree__find(Tree *t, Entry *e)
 {
     P2sModule m = tree__module(t, e);
     p2s_unit_find(&e->unit, t->rules, &m);
+    tree__take_export_misses(e);
     tree__park_or_keep(t, e);
 }
 
@@ -325,8 +346,10 @@ static void tree__analyze(Tree *t, Entry *e)
     if (e->read_ok || p2s_source_read_path(&e->src, path, path, P2S_SOURCE_LIMIT, &e->io) == 0) {
         e->read_ok = true;
         p2s_unit_init(&e->unit, &e->src);
-        e->unit.regenerate = true;
-        e->status = p2s_unit_parse(&e->unit);
+        e->unit.regenerate = !e->parsed;  /* a given tree is of the source as already undone */
+        e->unit.tree = e->parsed;
+        e->parsed = NULL;
+        e->status = e->unit.tree ? P2S_TRANSPILE_OK : p2s_unit_parse(&e->unit);
         if (e->status == P2S_TRANSPILE_OK && t->opts->parse_only)
             tree__drop_tree(e);
         else if (e->status == P2S_TRANSPILE_OK)
@@ -366,10 +389,14 @@ static bool tree__facts(void *ctx, size_t i, P2sModuleFacts *out)
     if (!e->read_ok || e->status != P2S_TRANSPILE_OK)
         return false;
     const P2sFindings *found = &e->unit.found;
+    /* A parked module that rewrites is found again only for a base: its calls are found again
+     * when it is finished (parsed again then), and its re-exports are resolution's (resolve.h).
+     * One that rewrites nothing is never finished: a call it missed may make it rewrite. */
     *out = (P2sModuleFacts){e->module, e->parked ? &e->exports : &found->exports,
                             e->parked ? &e->export_targets : &found->export_targets,
                             e->parked ? &e->export_signatures : &found->export_signatures,
-                            e->parked ? &e->misses : &found->misses};
+                            e->parked ? &e->misses : &found->misses, e->parked && e->rewrites ? P2S_MISS_BASE : 0,
+                            &e->export_miss_names, &e->export_miss_targets};
     return true;
 }
 
@@ -396,9 +423,31 @@ static void tree__refind(void *ctx, const size_t *indices, size_t n)
     p2s_parallel_for(n, r.t->jobs, tree__refind_one, &r);
 }
 
+/* A parked module's re-exports that resolution added without finding it again join its
+ * exports, which marking the exports left as written reads (a parked module that rewrites
+ * nothing is never found again). */
+static void tree__keep_resolved_reexports(Tree *t)
+{
+    for (size_t i = 0; i < t->entries.size; i++) {
+        Entry *e = &t->entries.contents[i];
+        for (size_t k = 0; e->parked && k < e->export_miss_names.size; k++) {
+            const char *name = e->export_miss_names.contents[k], *target = e->export_miss_targets.contents[k];
+            bool known = false;
+            for (size_t j = 0; j < e->exports.size && !known; j++)
+                known = strcmp(e->exports.contents[j], name) == 0;
+            if (known || !p2s_externals_get(&t->external, target, strlen(target)))
+                continue;
+            array_push(&e->exports, p2s_strdup(name));
+            array_push(&e->export_targets, p2s_strdup(target));
+            array_push(&e->export_signatures, NULL);
+        }
+    }
+}
+
 static void tree__resolve_across_modules(Tree *t)
 {
     p2s_resolve_exports(&t->external, t->entries.size, tree__facts, tree__refind, t);
+    tree__keep_resolved_reexports(t);
 }
 
 /* Finishes a found module; notes which of its exports are left as written. */
@@ -750,6 +799,11 @@ static void tree__release(Tree *t)
         p2s_diag_sink_release(&e->io);
         p2s_output_batch_release(&e->written);
         tree__unpark(e);
+        if (e->parsed)
+            ts_tree_delete(e->parsed);
+        p2s_strings_release(&e->export_miss_names);
+        p2s_strings_release(&e->export_miss_targets);
+        p2s_nameset_release(&e->exports_read);
         p2s_strings_release(&e->depends);
         p2s_strings_release(&e->as_written);
         p2s_free(e->rel);
@@ -843,7 +897,7 @@ static char *tree__reached_file(const P2sOptions *opts, const P2sProject *projec
     return path;
 }
 
-static const P2sNameSet *tree__misses_of(const Entry *e)
+static P2sNameSet *tree__misses_of(Entry *e)
 {
     return e->parked ? &e->misses : &e->unit.found.misses;
 }
@@ -884,6 +938,14 @@ static bool tree__add_one_reached(void *arg, const char *name, size_t n)
     return true;
 }
 
+/* Adding entries may have moved them all: each unit of entries [0, end) points at its entry's
+ * source again. */
+static void tree__repoint_units(Tree *t, size_t end)
+{
+    for (size_t i = 0; i < end; i++)
+        t->entries.contents[i].unit.src = &t->entries.contents[i].src;
+}
+
 /* The files that entries [from, end) reach through their misses become entries. A missed
  * name's bytes stay put while entries are added (the array may move). */
 static void tree__add_reached(Tree *t, size_t from, const P2sTreeContext *ctx, P2sNameSet *tried)
@@ -891,15 +953,81 @@ static void tree__add_reached(Tree *t, size_t from, const P2sTreeContext *ctx, P
     size_t end = t->entries.size;
     Reach r = {t, ctx};
     for (size_t i = from; i < end; i++) {
-        const Entry *e = &t->entries.contents[i];
+        Entry *e = &t->entries.contents[i];
         if (!e->read_ok || e->status != P2S_TRANSPILE_OK)
             continue;
         P2sNameSet misses = *tree__misses_of(e);  /* a copy of the handle: its slots do not move */
         tree__each_prefix(&misses, tried, tree__add_one_reached, &r);
     }
-    /* Adding entries may have moved them all: each unit points at its entry's source. */
-    for (size_t i = 0; i < end; i++)
-        t->entries.contents[i].unit.src = &t->entries.contents[i].src;
+    tree__repoint_units(t, end);
+}
+
+/* What the run reads of other modules: every prefix, at a module boundary, of every miss. */
+static void tree__names_read(Tree *t, P2sNameSet *read)
+{
+    for (size_t i = 0; i < t->entries.size; i++) {
+        Entry *e = &t->entries.contents[i];
+        if (!e->read_ok || e->status != P2S_TRANSPILE_OK)
+            continue;
+        const P2sNameSet *misses = tree__misses_of(e);
+        for (size_t s = 0; s < misses->capacity; s++) {
+            const char *q = misses->slots[s].name;
+            for (size_t n = q ? strlen(q) : 0; n > 0; n--)
+                if (q[n] == '\0' || q[n] == '.')
+                    p2s_nameset_add(read, q, n);
+        }
+    }
+}
+
+/* Marks the re-exports of reached modules that the run reads (another entry misses `module.name`
+ * or a name below it): their targets become misses, put in follow. Returns whether any was. */
+static bool tree__mark_read_exports(Tree *t, const P2sNameSet *read, P2sStrings *follow)
+{
+    bool any = false;
+    P2sStrbuf q;
+    p2s_strbuf_init(&q);
+    for (size_t i = 0; i < t->entries.size; i++) {
+        Entry *e = &t->entries.contents[i];
+        for (size_t k = 0; k < e->export_miss_names.size; k++) {
+            const char *name = e->export_miss_names.contents[k], *target = e->export_miss_targets.contents[k];
+            p2s_strbuf_reset(&q);
+            p2s_resolve_qualify(&q, e->module, name);
+            if (p2s_nameset_contains(&e->exports_read, name, strlen(name)) ||
+                !p2s_nameset_contains(read, q.buf, q.len))
+                continue;
+            p2s_nameset_add(&e->exports_read, name, strlen(name));
+            p2s_nameset_put(tree__misses_of(e), target, strlen(target), P2S_MISS_EXPORT);
+            array_push(follow, p2s_strdup(target));
+            any = true;
+        }
+    }
+    p2s_strbuf_release(&q);
+    return any;
+}
+
+/* A reached module's re-export is followed only when the run reads that name of it: a chain of
+ * modules that each re-export the one before is read no further than its names are. The files
+ * those re-exports reach become entries (found by the caller's next window). */
+static void tree__follow_read_exports(Tree *t, const P2sTreeContext *ctx, P2sNameSet *tried)
+{
+    size_t end = t->entries.size;
+    Reach r = {t, ctx};
+    for (bool grew = true; grew;) {
+        P2sNameSet read;
+        P2sStrings follow = {0};
+        p2s_nameset_init(&read);
+        tree__names_read(t, &read);
+        grew = tree__mark_read_exports(t, &read, &follow);
+        for (size_t k = 0; k < follow.size; k++) {
+            const char *target = follow.contents[k];
+            for (size_t n = strlen(target); n > 0; n--)
+                if ((target[n] == '\0' || target[n] == '.') && p2s_nameset_add(tried, target, n))
+                    tree__add_one_reached(&r, target, n);
+        }
+        p2s_strings_release(&follow);
+        p2s_nameset_release(&read);
+    }
+    tree__repoint_units(t, end);
 }
 
 typedef struct {
@@ -946,7 +1074,7 @@ bool p2s_tree_context_reaches(const P2sOptions *opts, const P2sProject *project,
 }
 
 void p2s_tree_context(const P2sOptions *opts, const P2sRules *rules, const P2sProject *project, const char *path,
-                      const P2sSource *src, P2sTreeContext *ctx)
+                      const P2sSource *src, const TSTree *tree, P2sTreeContext *ctx)
 {
     Tree t;
     memset(&t, 0, sizeof t);
@@ -968,6 +1096,7 @@ void p2s_tree_context(const P2sOptions *opts, const P2sRules *rules, const P2sPr
     named->read = P2S_READ_SITES;
     p2s_source_from_bytes(&named->src, src->name, src->bytes, src->len);
     named->read_ok = true;
+    named->parsed = tree ? ts_tree_copy(tree) : NULL;
 
     unsigned jobs = t.jobs = opts->jobs ? opts->jobs : p2s_parallel_default_jobs();
     for (size_t from = 0; from < t.entries.size;) {
@@ -975,6 +1104,7 @@ void p2s_tree_context(const P2sOptions *opts, const P2sRules *rules, const P2sPr
         size_t end = t.entries.size;
         p2s_parallel_for(end - from, jobs, tree__analyze_in_range, &w);
         tree__add_reached(&t, from, ctx, &tried);
+        tree__follow_read_exports(&t, ctx, &tried);
         from = end;
     }
     tree__resolve_across_modules(&t);

@@ -6,6 +6,7 @@
 #define P2S_TREE_H
 
 #include <sys/stat.h>
+#include <tree_sitter/api.h>
 
 #include "cli.h"
 #include "externals.h"
@@ -38,9 +39,12 @@ void p2s_tree_context_place(const P2sProject *project, const char *path, P2sTree
 bool p2s_tree_context_reaches(const P2sOptions *opts, const P2sProject *project, const P2sTreeContext *ctx,
                               const P2sNameSet *misses);
 /* Reads the siblings reached from src (standing for path, placed in ctx) and fills
- * ctx->external as tree mode's phases leave it. */
+ * ctx->external as tree mode's phases leave it. tree (may be NULL) is src's, parsed already
+ * (with this tool's rewrites undone, if src had them: src is then the undone text): the run
+ * copies it instead of parsing src again. Only names the run reads of a reached module are
+ * followed further (its re-exports of names nothing reads are not). */
 void p2s_tree_context(const P2sOptions *opts, const P2sRules *rules, const P2sProject *project, const char *path,
-                      const P2sSource *src, P2sTreeContext *ctx);
+                      const P2sSource *src, const TSTree *tree, P2sTreeContext *ctx);
 void p2s_tree_context_release(P2sTreeContext *self);
 
 /* One file the walk found: rel below the root; error set when it could not be read (a

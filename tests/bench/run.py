@@ -1,6 +1,6 @@
 """`make bench`: pylayer2static's speed and memory as ratios against baselines timed in the same run.
 
-    python3 tests/bench/run.py BIN [--repeat N] [--write docs/PERFORMANCE.md]
+    python3 tests/bench/run.py BIN [--repeat N] [--instructions-only] [--write OUT.md]
 
 Corpora (made under build/bench/ on first use): the CPython standard library of this machine
 (its .py files outside the test suites), a generated PyLayer-heavy package tree and generated
@@ -11,8 +11,9 @@ over the same files (roundtrip.py: what a transpiler written in Python pays at l
 The machine is shared and noisy, so every figure is the best of N runs, and the runs of one
 figure and of its baselines are interleaved (ours, parse-only, CPython, ours, ...): a ratio
 compares runs made in the same moments. Everything lands in one table; instruction counts from
-callgrind (the same on every run) back the single-file ratios, and the language server's
-latency (lsp_bench.py, a short session) closes the table.
+callgrind (the same on every run) back the ratios in a table of their own (`--instructions-only`
+measures that one alone), and the language server's latency (lsp_bench.py, a short session)
+closes the timings.
 """
 import argparse
 import os
@@ -208,11 +209,48 @@ def lsp_row(table, binary):
                           "{:.1f} ms | {} |".format(where, best / 1e3, best, "yes" if best <= 10 else "**no**"))
 
 
+def instruction_rows(binary, say):
+    """The instruction-count table, between markers of its own, so that `make bench-instructions`
+    rewrites it alone: each input transpiled against its `--parse-only` run. A tree runs at -j1
+    into a fresh directory; a single file's output goes to /dev/null."""
+    say("<!-- instructions: begin -->")
+    say("## Instruction counts (callgrind; the same on every run of the same binary)")
+    say()
+    say("Counted by `make bench-instructions` (`python3 tests/bench/run.py build/pylayer2static --instructions-only`), {}."
+        .format(time.strftime("%Y-%m-%d")))
+    say()
+    say("| input | transpile | parse-only | × parse-only | target | met |")
+    say("|---|---|---|---|---|---|")
+    heavy = heavy_corpus()
+    rows = (("stdlib `_pydecimal.py`", os.path.join(stdlib_corpus(), "_pydecimal.py"), None),
+            ("PyLayer-heavy tree (101 files) `-j1`", heavy, 2.0),
+            ("one file whose imports reach a 50-module chain (the heavy tree's `m50.py`, alone)",
+             os.path.join(heavy, "heavy", "m50.py"), 5.0),
+            ("100 KB PyLayer-heavy file", sized_file(100_000)[1], None))
+    for label, path, bound in rows:
+        counts = []
+        for extra in ([], ["--parse-only"]):
+            with tempfile.TemporaryDirectory(dir=WORK) as out:
+                dest = ["-o", out, "-j1"] if os.path.isdir(path) else ["-o", "/dev/null"]
+                counts.append(callgrind([binary, path] + dest + extra))
+        full, parse = counts
+        if not (full and parse):
+            say("| {} | valgrind not installed | | | | |".format(label))
+            continue
+        ratio = full / parse
+        target = "× parse-only ≤ {:.1f}".format(bound) if bound else ""
+        met = ("yes" if ratio <= bound else "**no**") if bound else ""
+        say("| {} | {:,} | {:,} | {:.2f} | {} | {} |".format(label, full, parse, ratio, target, met))
+    say("<!-- instructions: end -->")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("binary")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--write", metavar="DOC")
+    ap.add_argument("--instructions-only", action="store_true",
+                    help="only the instruction-count table (write_doc.py --instructions puts it in the doc)")
     args = ap.parse_args()
     binary = os.path.abspath(args.binary)
     os.makedirs(WORK, exist_ok=True)
@@ -221,6 +259,13 @@ def main():
     def say(text=""):
         print(text, flush=True)
         lines.append(text)
+
+    if args.instructions_only:
+        instruction_rows(binary, say)
+        if args.write:
+            with open(args.write, "w") as f:
+                f.write("\n".join(lines) + "\n")
+        return
 
     say("Measured by `make bench` (`python3 tests/bench/run.py build/pylayer2static --repeat {}`) on {} cores, {}."
         .format(args.repeat, os.cpu_count(), time.strftime("%Y-%m-%d")))
@@ -244,19 +289,7 @@ def main():
         .format(growth))
 
     say()
-    say("## Instruction counts (callgrind; the same on every run of the same binary)")
-    say()
-    say("| input | transpile | parse-only | × parse-only |")
-    say("|---|---|---|---|")
-    for label, path in (("stdlib `_pydecimal.py`", os.path.join(stdlib_corpus(), "_pydecimal.py")),
-                        ("PyLayer-heavy module `m50.py` (single file)", os.path.join(heavy_corpus(), "heavy", "m50.py")),
-                        ("100 KB PyLayer-heavy file", sized_file(100_000)[1])):
-        full = callgrind([binary, path, "-o", "/dev/null"])
-        parse = callgrind([binary, "--parse-only", path, "-o", "/dev/null"])
-        if full and parse:
-            say("| {} | {:,} | {:,} | {:.2f} |".format(label, full, parse, full / parse))
-        else:
-            say("| {} | valgrind not installed | | |".format(label))
+    instruction_rows(binary, say)
     if args.write:
         with open(args.write, "w") as f:
             f.write("\n".join(lines) + "\n")

@@ -1,11 +1,14 @@
 """Puts freshly measured figures into docs/PERFORMANCE.md (`make bench-doc`).
 
-    python3 write_doc.py DOC [--measured TOOL.md MODELS.md] [--twins TWINS.md]
+    python3 write_doc.py DOC [--measured TOOL.md MODELS.md] [--twins TWINS.md] [--instructions INSTR.md]
 
 `--measured` replaces everything between the doc's `<!-- measured: begin -->` and
 `<!-- measured: end -->` markers with the two measurement files; `--twins` replaces what is
 between `<!-- twins: begin -->` and `<!-- twins: end -->` with the twins benchmark's tables
-(tests/bench/twins.sh), so that one can be regenerated alone, without the tool's long run.
+(tests/bench/twins.sh), so that one can be regenerated alone, without the tool's long run;
+`--instructions` replaces what is between `<!-- instructions: begin -->` and
+`<!-- instructions: end -->` (inside the measured section) with `run.py --instructions-only`'s
+table (`make bench-instructions`).
 The prose around the markers stays.
 """
 import argparse
@@ -35,12 +38,17 @@ def main() -> None:
     ap.add_argument("doc")
     ap.add_argument("--measured", nargs=2, metavar=("TOOL_MD", "MODELS_MD"))
     ap.add_argument("--twins", metavar="TWINS_MD")
+    ap.add_argument("--instructions", metavar="INSTRUCTIONS_MD")
     args = ap.parse_args()
     (text,) = read([args.doc])
     if args.measured:
         tool, models = read(args.measured)
         text = replace_section(text, "measured",
                                tool + "\n## The transpiled programs (construction and training step)\n\n" + models)
+    if args.instructions:
+        (table,) = read([args.instructions])
+        text = replace_section(text, "instructions", table.replace("<!-- instructions: begin -->", "")
+                               .replace("<!-- instructions: end -->", ""))
     if args.twins:
         (twins,) = read([args.twins])
         text = replace_section(text, "twins", twins)

@@ -137,6 +137,8 @@ typedef struct {
     P2sModuleRead read;
     const char *source;
     const char *misses;     /* sorted, comma-separated */
+    const char *export_misses;  /* name=target, sorted, comma-separated: a reached module's
+                                   re-exports, followed only when the run reads the name */
 } MissCase;
 
 #define MISS_IMPORTS "import paddle\nfrom pkg.base import Base\nfrom pkg.layers import Q\nfrom pkg import unused\n" \
@@ -144,14 +146,17 @@ typedef struct {
 #define MISS_ALL "paddle,pkg.base.Base,pkg.layers.Q,pkg.unused"
 
 static const MissCase miss_cases[] = {
-    {"lone_file_reads_for_its_bases", P2S_READ_SITES, MISS_IMPORTS, "pkg.base.Base"},
-    {"lone_file_exports_unread", P2S_READ_SITES, "from pkg.layers import Q\nfrom pkg import unused\n", ""},
+    {"lone_file_reads_for_its_bases", P2S_READ_SITES, MISS_IMPORTS, "pkg.base.Base", ""},
+    {"lone_file_exports_unread", P2S_READ_SITES, "from pkg.layers import Q\nfrom pkg import unused\n", "", ""},
     /* a call of a class not found yet may be of any import's PyLayer (a dynamic site) */
-    {"lone_file_unknown_callee", P2S_READ_SITES, MISS_IMPORTS "def f(x):\n    return Q.apply(x)\n", MISS_ALL},
-    {"reached_module_reads_for_its_exports", P2S_READ_EXPORTS, MISS_IMPORTS, MISS_ALL},
+    {"lone_file_unknown_callee", P2S_READ_SITES, MISS_IMPORTS "def f(x):\n    return Q.apply(x)\n", MISS_ALL, ""},
+    /* its bases always; its exports by name, for the run to follow those it reads */
+    {"reached_module_reads_for_its_exports", P2S_READ_EXPORTS, MISS_IMPORTS, "pkg.base.Base",
+     "Base=pkg.base.Base,Q=pkg.layers.Q,paddle=paddle,unused=pkg.unused"},
     {"reached_module_calls_unread", P2S_READ_EXPORTS,
-     "def f(x):\n    from pkg.layers import Q\n    return Q.apply(x)\n", ""},
-    {"tree_reads_all", P2S_READ_ALL, MISS_IMPORTS, MISS_ALL},
+     "def f(x):\n    from pkg.layers import Q\n    return Q.apply(x)\n", "", ""},
+    {"tree_reads_all", P2S_READ_ALL, MISS_IMPORTS, MISS_ALL,
+     "Base=pkg.base.Base,Q=pkg.layers.Q,paddle=paddle,unused=pkg.unused"},
 };
 
 static int compare_names(const void *a, const void *b)
@@ -182,6 +187,26 @@ static void run_miss_case(const MissCase *c)
     if (strcmp(got.buf, c->misses) != 0)
         fail_msg("%s: misses '%s' (want '%s')", c->name, got.buf, c->misses);
     p2s_free(names);
+    const P2sStrings *targets = &f.found.export_miss_targets;
+    assert_int_equal(f.found.export_miss_names.size, targets->size);
+    char **pairs = p2s_calloc(targets->size + 1, sizeof *pairs);
+    for (size_t i = 0; i < targets->size; i++) {
+        P2sStrbuf pair;
+        p2s_strbuf_init(&pair);
+        p2s_strbuf_addf(&pair, "%s=%s", f.found.export_miss_names.contents[i], targets->contents[i]);
+        pairs[i] = p2s_strbuf_detach(&pair, NULL);
+    }
+    qsort(pairs, targets->size, sizeof *pairs, compare_names);
+    p2s_strbuf_reset(&got);
+    for (size_t i = 0; i < targets->size; i++) {
+        if (i)
+            p2s_strbuf_addch(&got, ',');
+        p2s_strbuf_adds(&got, pairs[i]);
+        p2s_free(pairs[i]);
+    }
+    p2s_free(pairs);
+    if (strcmp(got.buf, c->export_misses) != 0)
+        fail_msg("%s: export misses '%s' (want '%s')", c->name, got.buf, c->export_misses);
     found_release(&f);
     p2s_externals_release(&none);
     p2s_strbuf_release(&got);

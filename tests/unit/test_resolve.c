@@ -15,9 +15,12 @@
 typedef struct {
     const char *module;
     const char *exports;       /* "A B=pkg.ops.B": own A, B re-exporting pkg.ops.B */
-    const char *misses;        /* qualified names, space-separated */
+    const char *misses;        /* qualified names, space-separated; "q:b" (a base), "q:s" (a call)
+                                  or "q:e" (an export) tags what it was missed for */
     const char *found_again;   /* exports once found again (its misses then cleared) */
     bool unread;               /* no facts: not read or not parsed */
+    const char *export_misses; /* "B=pkg.ops.B": B missed pkg.ops.B; NULL for none */
+    unsigned refind_for;       /* P2sMissWhere bits worth finding it again for; 0: every miss */
 } ModuleCase;
 
 typedef struct {
@@ -29,20 +32,27 @@ typedef struct {
 
 static const ResolveCase CASES[] = {
     {"own exports join the set qualified by their module; nothing is found again",
-     {{"pkg.ops", "X Y", "", NULL, false}, {"", "Top", "", NULL, false}},
+     {{"pkg.ops", "X Y", "", NULL, false, NULL, 0}, {"", "Top", "", NULL, false, NULL, 0}},
      "Top=ctx, Top.x pkg.ops.X=ctx, pkg.ops.X.x pkg.ops.Y=ctx, pkg.ops.Y.x", ""},
     {"a package that re-exports a class it missed is found again and takes the target's signature",
-     {{"pkg", "", "pkg.ops.X", "X=pkg.ops.X", false}, {"pkg.ops", "X", "", NULL, false}},
+     {{"pkg", "", "pkg.ops.X", "X=pkg.ops.X", false, NULL, 0}, {"pkg.ops", "X", "", NULL, false, NULL, 0}},
      "pkg.X=ctx, pkg.ops.X.x pkg.ops.X=ctx, pkg.ops.X.x", "pkg"},
     {"a chain of subclasses across modules settles one round per link",
-     {{"c", "", "b.B", "C", false}, {"b", "", "a.A", "B", false}, {"a", "A", "", NULL, false}},
+     {{"c", "", "b.B", "C", false, NULL, 0}, {"b", "", "a.A", "B", false, NULL, 0}, {"a", "A", "", NULL, false, NULL, 0}},
      "a.A=ctx, a.A.x b.B=ctx, b.B.x c.C=ctx, c.C.x", "b;c"},
     {"a module is found again only when it missed a name that appeared",
-     {{"a", "A", "", NULL, false}, {"b", "", "other.Y a.Z", "B", false}},
+     {{"a", "A", "", NULL, false, NULL, 0}, {"b", "", "other.Y a.Z", "B", false, NULL, 0}},
      "a.A=ctx, a.A.x", ""},
     {"a module without facts neither exports nor is found again",
-     {{"a", "A", "", NULL, false}, {"b", "B", "a.A", "B2", true}},
+     {{"a", "A", "", NULL, false, NULL, 0}, {"b", "B", "a.A", "B2", true, NULL, 0}},
      "a.A=ctx, a.A.x", ""},
+    {"a re-export of a name that appeared joins the set, its module not found again",
+     {{"pkg", "", "pkg.ops.X:e", NULL, false, "X=pkg.ops.X", P2S_MISS_BASE}, {"pkg.ops", "X", "", NULL, false, NULL, 0}},
+     "pkg.X=ctx, pkg.ops.X.x pkg.ops.X=ctx, pkg.ops.X.x", ""},
+    {"a module found again only for its bases is not for a call",
+     {{"a", "A", "", NULL, false, NULL, 0}, {"b", "", "a.A:s", "B", false, NULL, P2S_MISS_BASE},
+      {"c", "", "a.A:b", "C", false, NULL, P2S_MISS_BASE}},
+     "a.A=ctx, a.A.x c.C=ctx, c.C.x", "c"},
 };
 
 /* A module as the rounds see it: its facts, rebuilt when it is found again. */
@@ -51,6 +61,7 @@ typedef struct {
     P2sStrings exports, targets;
     P2sSignatures signatures;
     P2sNameSet misses;
+    P2sStrings export_miss_names, export_miss_targets;
 } Module;
 
 typedef struct {
@@ -90,7 +101,22 @@ static void module_set(Module *m, const char *exports, const char *misses)
     }
     for (const char *p = misses; *p;) {
         size_t n = strcspn(p, " ");
-        p2s_nameset_add(&m->misses, p, n);
+        const char *colon = memchr(p, ':', n);
+        size_t where = !colon ? 0 : colon[1] == 'b' ? P2S_MISS_BASE : colon[1] == 's' ? P2S_MISS_SITE : P2S_MISS_EXPORT;
+        p2s_nameset_put(&m->misses, p, colon ? (size_t)(colon - p) : n, where);
+        p += n + (p[n] == ' ');
+    }
+}
+
+static void module_set_export_misses(Module *m, const char *pairs)
+{
+    p2s_strings_release(&m->export_miss_names);
+    p2s_strings_release(&m->export_miss_targets);
+    for (const char *p = pairs ? pairs : ""; *p;) {
+        size_t n = strcspn(p, " ");
+        const char *eq = memchr(p, '=', n);
+        array_push(&m->export_miss_names, p2s_strndup(p, (size_t)(eq - p)));
+        array_push(&m->export_miss_targets, p2s_strndup(eq + 1, n - (size_t)(eq - p) - 1));
         p += n + (p[n] == ' ');
     }
 }
@@ -100,7 +126,8 @@ static bool world_facts(void *ctx, size_t i, P2sModuleFacts *out)
     const Module *m = &((World *)ctx)->modules[i];
     if (m->data->unread)
         return false;
-    *out = (P2sModuleFacts){m->data->module, &m->exports, &m->targets, &m->signatures, &m->misses};
+    *out = (P2sModuleFacts){m->data->module, &m->exports, &m->targets, &m->signatures, &m->misses, m->data->refind_for,
+                            &m->export_miss_names, &m->export_miss_targets};
     return true;
 }
 
@@ -113,6 +140,7 @@ static void world_refind(void *ctx, const size_t *indices, size_t n)
         Module *m = &w->modules[indices[k]];
         p2s_strbuf_addf(&w->refinds, "%s%s", k ? "," : "", m->data->module);
         module_set(m, m->data->found_again ? m->data->found_again : m->data->exports, "");
+        module_set_export_misses(m, NULL);
     }
 }
 
@@ -149,6 +177,7 @@ static void test_resolve_rounds_as_tabled(void **state)
             Module *m = &w.modules[w.count++];
             m->data = &rc->modules[w.count - 1];
             module_set(m, m->data->exports, m->data->misses);
+            module_set_export_misses(m, m->data->export_misses);
         }
         P2sExternals external;
         p2s_externals_init(&external);
@@ -166,6 +195,8 @@ static void test_resolve_rounds_as_tabled(void **state)
             p2s_strings_release(&w.modules[i].targets);
             p2s_signatures_release(&w.modules[i].signatures);
             p2s_nameset_release(&w.modules[i].misses);
+            p2s_strings_release(&w.modules[i].export_miss_names);
+            p2s_strings_release(&w.modules[i].export_miss_targets);
         }
         p2s_strbuf_release(&w.refinds);
     }
