@@ -1,16 +1,22 @@
-"""A LoRA MLP whose PyLayer backward computes every input's gradient, the frozen base
-weight's too, written twice: with the PyLayer (`PyLayerLoRAMLP`, what pylayer2static
-transpiles) and with built-in ops only (`TwinLoRAMLP`, its twin). `tests/bench/twins.py` times
+"""A LoRA linear whose PyLayer backward computes every input's gradient, the frozen base
+weight's too, written twice: with the PyLayer (`PyLayerLoRAHead`, what pylayer2static
+transpiles) and with built-in ops only (`TwinLoRAHead`, its twin). `tests/bench/twins.py` times
 the two against each other.
 
-Four LoRA linears (frozen base weight, trainable rank-8 A and B) with a ReLU between them and
-a mean-square loss. The PyLayer's backward is written as a general library writes it, not
-knowing which inputs train: it computes the base weight's gradient too (a matmul of the size
-of the weight), and returns it only where the weight trains (eager takes no gradient for an
-input that stops gradient), so with the weight frozen nothing uses it. Autodiff never builds that
-work for the twin's built-in matmul; after inlining, the runtime must drop it (issue 33, item
-3), so the backward program holds the twin's op count and a training step costs the twin's.
-B starts non-zero (an adapter already trained) so that A gets gradients from the first step.
+A LoRA linear (frozen base weight, trainable rank-8 A and B) on the batch's features, then a
+tanh and a mean-square loss. The PyLayer's backward is written as a general library writes it,
+not knowing which inputs train: it computes every input's gradient (the base weight's is a
+matmul as large as forward's) and returns None for those that stop gradient (eager takes none
+there), here the data input and the frozen weight, whose gradients nothing then uses. Autodiff
+never builds that work for the twin's built-in matmuls; after inlining, the runtime must drop
+it (issue 33, item 3), so the backward program holds the twin's op count and a training step
+costs the twin's. B starts non-zero (an adapter already trained) so that A gets gradients from
+the first step. The scale is folded into B: a Python-float scale would make the PyLayer's
+backward build a `full` for it, where the twin's gradient takes forward's.
+
+One LoRA layer: the op counts then compare the work done. In a stack, the twin's `matmul_grad`
+gives both of a matmul's gradients in one op where a hand-written backward has two matmuls,
+whatever the runtime does.
 
 Both models have the same parameters under the same names: a twin takes the PyLayer model's
 `state_dict()` and must then give the same losses.
@@ -19,14 +25,13 @@ from typing import Any, List, NamedTuple
 
 import numpy as np
 import paddle
-import paddle.nn.functional as F
 from paddle.autograd import PyLayer
 
 SAME_FORWARD_OPS = True
 """The twin computes each PyLayer's forward with the same ops (tests/bench/twins.py)."""
+BACKWARD_OPS_TARGET = 1.0
+"""Backward program ops ÷ the twin's (tests/bench/twins.py): what no gradient uses is dropped."""
 RANK = 8
-LORA_SCALE = 2.0
-LAYERS = 4
 
 
 class Size(NamedTuple):
@@ -38,27 +43,25 @@ class Size(NamedTuple):
         return "batch {}, hidden {}".format(self.batch, self.hidden)
 
 
-SIZES = (Size("tiny", 4, 32), Size("h256", 64, 256), Size("h512", 64, 512))
+SIZES = (Size("tiny", 4, 32), Size("h512", 256, 512), Size("h1024", 256, 1024))
 
 
 class LoRALinearAllGradsFn(PyLayer):
     @staticmethod
-    def forward(ctx, x, weight, lora_a, lora_b, scale):
+    def forward(ctx, x, weight, lora_a, lora_b):
         x_a = paddle.matmul(x, lora_a)
         ctx.save_for_backward(x, weight, lora_a, lora_b, x_a)
-        ctx.scale = scale
         ctx.frozen = [t.stop_gradient for t in (x, weight, lora_a, lora_b)]
-        return paddle.matmul(x, weight) + paddle.matmul(x_a, lora_b) * scale
+        return paddle.matmul(x, weight) + paddle.matmul(x_a, lora_b)
 
     @staticmethod
     def backward(ctx, dy):
         x, weight, lora_a, lora_b, x_a = ctx.saved_tensor()
-        dy_scaled = paddle.scale(dy, ctx.scale)
-        d_x_a = paddle.matmul(dy_scaled, lora_b, transpose_y=True)
+        d_x_a = paddle.matmul(dy, lora_b, transpose_y=True)
         d_x = paddle.matmul(dy, weight, transpose_y=True) + paddle.matmul(d_x_a, lora_a, transpose_y=True)
         d_weight = paddle.matmul(x, dy, transpose_x=True)
         d_a = paddle.matmul(x, d_x_a, transpose_x=True)
-        d_b = paddle.matmul(x_a, dy_scaled, transpose_x=True)
+        d_b = paddle.matmul(x_a, dy, transpose_x=True)
         # Eager takes no gradient for an input that stops gradient: computed, then left out.
         return tuple(None if frozen else grad for frozen, grad in zip(ctx.frozen, (d_x, d_weight, d_a, d_b)))
 
@@ -68,7 +71,7 @@ def _normal(layer: paddle.nn.Layer, shape: List[int], std: float) -> Any:
 
 
 class LoRAWeights(paddle.nn.Layer):
-    """One LoRA linear's parameters: frozen `weight`, trainable `lora_a` and `lora_b`."""
+    """The LoRA linear's parameters: frozen `weight`, trainable `lora_a` and `lora_b`."""
 
     def __init__(self, width: int) -> None:
         super().__init__()
@@ -78,31 +81,28 @@ class LoRAWeights(paddle.nn.Layer):
         self.lora_b = _normal(self, [RANK, width], 0.02)
 
 
-class LoRAMLP(paddle.nn.Layer):
-    """The model; subclasses say how a LoRA linear is computed."""
+class LoRAHead(paddle.nn.Layer):
+    """The model; subclasses say how the LoRA linear is computed."""
 
     def __init__(self, size: Size) -> None:
         super().__init__()
-        self.layers = paddle.nn.LayerList([LoRAWeights(size.hidden) for _ in range(LAYERS)])
+        self.lora_weights = LoRAWeights(size.hidden)
 
     def forward(self, x: Any, target: Any) -> Any:
-        for at, p in enumerate(self.layers):
-            x = self.lora(x, p)
-            if at + 1 < LAYERS:
-                x = F.relu(x)
-        return paddle.mean((x - target) * (x - target))
+        y = paddle.tanh(self.lora(x, self.lora_weights))
+        return paddle.mean((y - target) * (y - target))
 
 
-class PyLayerLoRAMLP(LoRAMLP):
+class PyLayerLoRAHead(LoRAHead):
     def lora(self, x: Any, p: LoRAWeights) -> Any:
-        return LoRALinearAllGradsFn.apply(x, p.weight, p.lora_a, p.lora_b, LORA_SCALE)
+        return LoRALinearAllGradsFn.apply(x, p.weight, p.lora_a, p.lora_b)
 
 
-class TwinLoRAMLP(LoRAMLP):
+class TwinLoRAHead(LoRAHead):
     def lora(self, x: Any, p: LoRAWeights) -> Any:
         # The PyLayer's forward in its order: an export of either model holds the same ops.
         x_a = paddle.matmul(x, p.lora_a)
-        return paddle.matmul(x, p.weight) + paddle.matmul(x_a, p.lora_b) * LORA_SCALE
+        return paddle.matmul(x, p.weight) + paddle.matmul(x_a, p.lora_b)
 
 
 def batch(size: Size, seed: int) -> List[np.ndarray]:
@@ -115,5 +115,5 @@ def input_spec(size: Size) -> List[Any]:
     return [paddle.static.InputSpec([size.batch, size.hidden], "float32", name=name) for name in ("x", "target")]
 
 
-PYLAYER, TWIN = PyLayerLoRAMLP, TwinLoRAMLP
+PYLAYER, TWIN = PyLayerLoRAHead, TwinLoRAHead
 RTOL = 1e-4
