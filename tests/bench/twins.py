@@ -396,8 +396,9 @@ def main() -> None:
                 print("\n".join(table(new)[2:]), file=sys.stderr, flush=True)   # progress
                 rows += new
     count = sum(row.met == "yes" for row in rows)
-    lines = ["### paddlepaddle {} (`{} tests/bench/twins.py BIN --repeat {} --turn {}`, {} cores, {})".format(
-        version, os.path.relpath(sys.executable, os.getcwd()), args.repeat, args.turn, os.cpu_count(),
+    models = "" if tuple(args.models) == MODELS else " --models " + " ".join(args.models)
+    lines = ["### paddlepaddle {} (`{} tests/bench/twins.py BIN --repeat {} --turn {}{}`, {} cores, {})".format(
+        version, os.path.relpath(sys.executable, os.getcwd()), args.repeat, args.turn, models, os.cpu_count(),
         time.strftime("%Y-%m-%d")), ""]
     lines += table(rows)
     lines += ["", "{} of {} targets met.".format(count, sum(row.met != "" for row in rows))]
