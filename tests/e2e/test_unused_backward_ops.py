@@ -17,6 +17,7 @@ import pytest
 
 import harness
 from conftest import HERE
+from pylayer2static_runtime.core.effects import has_effects
 
 PATH = os.path.join(HERE, "special", "unused_backward_work.py")
 
@@ -60,3 +61,15 @@ def test_backward_holds_the_twins_op_count(modules) -> None:
 def test_gradients_equal_eager(modules, mode: str) -> None:
     original, transpiled, state = modules
     harness.check_mode(transpiled, original, mode, state, harness.run_eager(original, state))
+
+
+@pytest.mark.parametrize("op_type", ("pd_op.dropout", "dropout", "pd_op.sgd_", "print", "pd_op.all_reduce", "fetch_v2"))
+def test_ops_with_effects_stay(op_type: str) -> None:
+    """A random draw moves the generator on, an in-place op writes its input, a print or a
+    collective does something: each stays whatever reads its results."""
+    assert has_effects(op_type)
+
+
+@pytest.mark.parametrize("op_type", ("pd_op.matmul", "matmul_v2", "pd_op.add", "elementwise_add", "scatter"))
+def test_pure_ops_may_go(op_type: str) -> None:
+    assert not has_effects(op_type)
