@@ -235,9 +235,9 @@ def inline_training(program: Any, backward_start: int, kept: Set[str]) -> int:
     `pylayer_grad` ops (`_inline_calls`), then drop the copies they needed (`_drop_copies`: of
     their inputs and outputs, of the gradients they read and return, and autodiff's of the
     input copies' gradients) and the ops of their backward whose outputs nothing reads
-    (`unused.drop_unused`, all after `backward_start`); the index backward starts at after it. `kept`: the names the
-    layer feeds, fetches or reads gradients from, by name. A static program the executor runs
-    is inlined the same way (its `backward_start`, 0, is not used)."""
+    (`unused.drop_unused`, all after `backward_start`); the index backward starts at after it.
+    `kept`: the names the layer feeds, fetches or reads gradients from, by name. A static
+    program the executor runs is inlined the same way (its `backward_start`, 0, is not used)."""
     backward_ops: List[Any] = []
     count, copies, backward_start = _inline_calls(program, backward_start, backward_ops)
     if not count:
