@@ -34,7 +34,7 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 UNIT_WRAP = $(if $(filter %/test_transpile,$@),-Wl$(comma)--wrap=p2s_plan_build)
 
 .DELETE_ON_ERROR:
-.PHONY: all deps venv check unit golden cli e2e e2e-dist e2e-dist-doc onnx onnx-doc onnx-tools lsp-test conformance stress demo bench bench-doc bench-instructions install clean wheel wheel-test matrix matrix-check
+.PHONY: all deps venv check unit golden cli e2e e2e-dist e2e-dist-doc onnx onnx-doc onnx-tools lsp-test conformance stress demo bench bench-doc bench-instructions bench-doc-twins-rows install clean wheel wheel-test matrix matrix-check
 
 all: $(BIN)
 
@@ -155,6 +155,10 @@ bench-doc: $(BIN) venv
 	sh tests/bench/twins.sh -o build/bench/twins.md $(TWINS_ARGS)
 	$(PYTHON) tests/bench/write_doc.py docs/PERFORMANCE.md --measured build/bench/tool.md build/bench/models.md \
 		--twins build/bench/twins.md
+# The twins rows of TWINS_MODELS only (e.g. TWINS_MODELS=lora_frozen), the doc's other rows kept.
+bench-doc-twins-rows: $(BIN) venv
+	sh tests/bench/twins.sh -o build/bench/twins_rows.md --models $(TWINS_MODELS) $(TWINS_ARGS)
+	$(PYTHON) tests/bench/write_doc.py docs/PERFORMANCE.md --twins-rows build/bench/twins_rows.md
 
 # The pip package: dist/pylayer2static-VERSION-py3-none-manylinux_*.whl, the binary statically
 # linked (tree-sitter from libtree-sitter-dev's .a, the grammar, cJSON from Debian's source

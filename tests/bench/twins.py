@@ -2,7 +2,7 @@
 PyLayers costs over the same model written with built-in ops only (issue 19, "Static graphs
 that pay off"). `sh tests/bench/twins.sh` runs it once per framework version.
 
-    python twins.py BIN [--repeat N] [--turn SECONDS] [--out FILE]
+    python twins.py BIN [--repeat N] [--turn SECONDS] [--out FILE] [--models NAME...]
 
 Each model of twins/ is written twice in one file: a PyLayer version and its twin, the same
 math with built-in ops only and the same parameters (the twin loads the PyLayer model's
@@ -21,6 +21,10 @@ Figures, all in this one process except the thread counts:
 - the `paddle.inference` predictor's latency on a `paddle.jit.save` export of each, with the
   default Config (glog's info lines off); a predictor that fails, or whose output differs from
   the model's eager forward, gives its error as the figure;
+- ops of the backward program a to_static training step runs (its global block): where a
+  model says its PyLayers' backwards do the twin's gradient work op for op once what no
+  gradient uses is dropped (its `BACKWARD_OPS_TARGET`, the frozen-weight LoRA's), at most the
+  twin's; for reference otherwise (a hand-written backward has ops of its own);
 - pylayer ops left in the exported program (all blocks), and its ops (all blocks) that the
   twin's export does not match one for one: where a model says its twin computes each
   PyLayer's forward with the same ops (its `SAME_FORWARD_OPS`), an export that costs nothing more
@@ -45,7 +49,7 @@ from types import ModuleType
 from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MODELS = ("lora_lm", "quant_conv")
+MODELS = ("lora_lm", "quant_conv", "lora_frozen")
 CHECK_STEPS = 3
 THREAD_STEPS = 3
 KINDS = ("transpiled", "twin")
@@ -83,9 +87,14 @@ def model_class(module: ModuleType, kind: str) -> type:
     return module.PYLAYER if kind == "transpiled" else module.TWIN
 
 
+class Trainer(NamedTuple):
+    step: Callable[[], float]   # a training step: returns the loss
+    fn: Any                     # the model, or its to_static function
+
+
 def trainer(module: ModuleType, kind: str, mode: str, size: Any, state: Dict[str, Any],
-            arrays: Sequence[Any]) -> Callable[[], float]:
-    """A training step of one variant from `state` on the batch `arrays`: returns the loss."""
+            arrays: Sequence[Any]) -> Trainer:
+    """A training step of one variant from `state` on the batch `arrays`."""
     import paddle
 
     model = model_class(module, kind)(size)
@@ -101,7 +110,15 @@ def trainer(module: ModuleType, kind: str, mode: str, size: Any, state: Dict[str
         opt.clear_grad()
         return float(loss)
 
-    return step
+    return Trainer(step, fn)
+
+
+def backward_ops(fn: Any) -> int:
+    """The ops of the backward program (global block) a to_static function's last training
+    step ran (paddle 3.3.1 `PartialProgramLayer.train_program`'s, 2.6.2 the layer's)."""
+    _, (_, layer) = fn.forward.program_cache.last()
+    ran = layer.train_program if hasattr(layer.train_program, "backward_program") else layer
+    return len(ran.backward_program.global_block().ops)
 
 
 def per_call(fn: Callable[[], Any], turn: float) -> float:
@@ -264,13 +281,16 @@ def measure_size(module: ModuleType, name: str, size: Any, repeat: int, turn: fl
     steps: Dict[str, Callable[[], float]] = {}
     values: Dict[str, Value] = {}
     losses: Dict[str, List[float]] = {}
+    backward: Dict[str, Value] = {kind: "—" for kind in KINDS}
     for mode in MODES:
         for kind in KINDS:
             key = "{} {}".format(kind, mode)
             try:
-                step = trainer(module, kind, mode, size, state, arrays)
-                losses[key] = [step() for _ in range(CHECK_STEPS)]
-                steps[key] = step
+                train = trainer(module, kind, mode, size, state, arrays)
+                losses[key] = [train.step() for _ in range(CHECK_STEPS)]
+                steps[key] = train.step
+                if mode == "static":
+                    backward[kind] = float(backward_ops(train.fn))
             except Exception as exc:  # the figure is the failure
                 values[key] = failure(exc)
     reference_key = "transpiled eager" if "transpiled eager" in losses else "twin eager"
@@ -281,6 +301,8 @@ def measure_size(module: ModuleType, name: str, size: Any, repeat: int, turn: fl
     rows = [compare(name, label, "{} training step (ms)".format(mode),
                     {kind: values["{} {}".format(kind, mode)] for kind in KINDS}, ms,
                     step_target if mode == "static" else None) for mode in MODES]
+    rows.append(compare(name, label, "backward ops (static)", backward, "{:.0f}".format,
+                        getattr(module, "BACKWARD_OPS_TARGET", None)))
     exports = {kind: export(module, kind, size, state, arrays,
                             os.path.join(tmp, "{}_{}_{}".format(name, size.name, kind)), module.RTOL) for kind in KINDS}
     latency: Dict[str, Value] = {kind: e.error for kind, e in exports.items()}
@@ -311,7 +333,7 @@ def threads_child(path: str, kind: str, mode: str) -> None:
     size = module.SIZES[0]
     paddle.seed(0)
     state = module.PYLAYER(size).state_dict()
-    step = trainer(module, kind, mode, size, state, module.batch(size, 1))
+    step = trainer(module, kind, mode, size, state, module.batch(size, 1)).step
     for _ in range(THREAD_STEPS):
         step()
     print(len(os.listdir("/proc/self/task")))
@@ -358,6 +380,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5, help="turns of each variant (best of)")
     ap.add_argument("--turn", type=float, default=0.25, help="seconds of one turn at least")
     ap.add_argument("--out", help="append the table to this file instead of printing it")
+    ap.add_argument("--models", nargs="+", choices=MODELS, default=MODELS,
+                    help="measure these models only (write_doc.py --twins-rows puts their rows in the doc)")
     args = ap.parse_args()
     import paddle
 
@@ -365,15 +389,16 @@ def main() -> None:
     step_target = STEP_TARGET.get(".".join(version.split(".")[:2]), STEP_TARGET_DEFAULT)
     rows: List[Row] = []
     with tempfile.TemporaryDirectory() as tmp:
-        for name in MODELS:
+        for name in args.models:
             path = os.path.join(tmp, name + ".py")
             subprocess.run([args.binary, os.path.join(HERE, "twins", name + ".py"), "-o", path], check=True)
             for new in model_rows(name, path, args.repeat, args.turn, tmp, step_target):
                 print("\n".join(table(new)[2:]), file=sys.stderr, flush=True)   # progress
                 rows += new
     count = sum(row.met == "yes" for row in rows)
-    lines = ["### paddlepaddle {} (`{} tests/bench/twins.py BIN --repeat {} --turn {}`, {} cores, {})".format(
-        version, os.path.relpath(sys.executable, os.getcwd()), args.repeat, args.turn, os.cpu_count(),
+    models = "" if tuple(args.models) == MODELS else " --models " + " ".join(args.models)
+    lines = ["### paddlepaddle {} (`{} tests/bench/twins.py BIN --repeat {} --turn {}{}`, {} cores, {})".format(
+        version, os.path.relpath(sys.executable, os.getcwd()), args.repeat, args.turn, models, os.cpu_count(),
         time.strftime("%Y-%m-%d")), ""]
     lines += table(rows)
     lines += ["", "{} of {} targets met.".format(count, sum(row.met != "" for row in rows))]

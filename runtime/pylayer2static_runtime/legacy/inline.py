@@ -21,6 +21,8 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 from paddle.base import core, unique_name
 from paddle.base.framework import Operator
 
+from .unused import drop_unused
+
 LOG = logging.getLogger("pylayer2static_runtime")
 CLASS_ATTR = "p2s_pylayer"
 """The attribute naming a PyLayer class (module.qualname) on its pylayer op, and on the ops
@@ -154,11 +156,11 @@ def _rename(block: Any, old: str, new: str) -> None:
             _rename(child, old, new)
 
 
-def _inline_grad(global_block: Any, grad: Any, cls: Optional[str]) -> None:
+def _inline_grad(global_block: Any, grad: Any, cls: Optional[str]) -> List[Any]:
     """Replace `pylayer_grad` op `grad` by its backward block's ops, with each gradient they
     write under the op's outside name for it (a fresh name where autodiff wants none), and a
     zero gradient for an input they leave without one where autodiff wants it (pylayer_op.cc
-    `AssignLocalGradientToParentScope`)."""
+    `AssignLocalGradientToParentScope`); the ops moved."""
     backward = global_block.program.block(grad._block_attr_id("backward_block"))
     empty = core.kEmptyVarName()
     zeros: List[Tuple[str, str]] = []
@@ -178,6 +180,7 @@ def _inline_grad(global_block: Any, grad: Any, cls: Optional[str]) -> None:
             index + moved + offset, type="fill_any_like", inputs={"X": [name]}, outputs={"Out": [outside]},
             attrs={"value": 0.0, "dtype": -1, ROLE_ATTR: BACKWARD_ROLE})
     global_block._remove_op(index + moved + len(zeros), sync=False)
+    return global_block.ops[index:index + moved]
 
 
 def _log_kept(op: Any, why: str) -> None:
@@ -185,11 +188,11 @@ def _log_kept(op: Any, why: str) -> None:
         LOG.debug("pylayer op kept (%s): %s", why, op)
 
 
-def _inline_calls(program: Any, backward_start: int) -> Tuple[int, Set[str], int]:
+def _inline_calls(program: Any, backward_start: int, backward_ops: List[Any]) -> Tuple[int, Set[str], int]:
     """Inline each pylayer op of the global block, with its `pylayer_grad` op where the program
     has one (a training program after autodiff; an inference program has none); the number
     inlined, their inputs, and the index backward starts at after it (forward grew by the ops
-    moved).
+    moved). The ops taken out of backward blocks join `backward_ops`.
 
     A pylayer op of backward (a recompute's forward run again under `enable_grad`) or of a
     forward block (a nested PyLayer) arrives in the global block with its block's ops, and is
@@ -210,7 +213,7 @@ def _inline_calls(program: Any, backward_start: int) -> Tuple[int, Set[str], int
         else:
             backward = program.block(grad._block_attr_id("backward_block"))
             _unshadow(block, [forward, backward], {name + core.grad_var_suffix() for name in grad.input("Input")})
-            _inline_grad(block, grad, op.attr(CLASS_ATTR) if op.has_attr(CLASS_ATTR) else None)
+            backward_ops += _inline_grad(block, grad, op.attr(CLASS_ATTR) if op.has_attr(CLASS_ATTR) else None)
         moved = _inline(block, index, copies)
         if index < backward_start:
             backward_start += moved - 1
@@ -231,13 +234,16 @@ def inline_training(program: Any, backward_start: int, kept: Set[str]) -> int:
     """Inline the pylayer ops of to_static's training program (after autodiff) and their
     `pylayer_grad` ops (`_inline_calls`), then drop the copies they needed (`_drop_copies`: of
     their inputs and outputs, of the gradients they read and return, and autodiff's of the
-    input copies' gradients); the index backward starts at after it. `kept`: the names the
-    layer feeds, fetches or reads gradients from, by name. A static program the executor runs
-    is inlined the same way (its `backward_start`, 0, is not used)."""
-    count, copies, backward_start = _inline_calls(program, backward_start)
+    input copies' gradients) and the ops of their backward whose outputs nothing reads
+    (`unused.drop_unused`, all after `backward_start`); the index backward starts at after it.
+    `kept`: the names the layer feeds, fetches or reads gradients from, by name. A static
+    program the executor runs is inlined the same way (its `backward_start`, 0, is not used)."""
+    backward_ops: List[Any] = []
+    count, copies, backward_start = _inline_calls(program, backward_start, backward_ops)
     if not count:
         return backward_start
     dropped = _drop_copies(program, _copies_of(copies), kept)
+    drop_unused(program, backward_ops, kept)
     _unmark(program.global_block().ops)
     LOG.debug("inlined %d pylayer op(s) of a training program, dropped %d copies", count, len(dropped))
     return backward_start - sum(1 for at in dropped if at < backward_start)
@@ -258,7 +264,7 @@ def inline_pylayers(program: Any, kept: Set[str] = frozenset()) -> int:
     (to_static's outputs), which keep their writers as fetched names do. One op keeps
     `CLASS_ATTR`, naming every class inlined (`inlined_classes`).
     """
-    count, copies, _ = _inline_calls(program, 0)
+    count, copies, _ = _inline_calls(program, 0, [])
     if not count:
         return 0
     block = program.global_block()

@@ -16,6 +16,7 @@ import paddle
 
 from ..core.errors import PyLayerContractError
 from .ops import CLASS_ATTR, PUSH, PYLAYER, inline_op, is_in_place, op_ids, pops, replaced, sub_block, users_named, why_kept
+from .unused import mark_backward
 
 LOG = logging.getLogger("pylayer2static_runtime")
 
@@ -82,6 +83,9 @@ def _inline_grad_op(forward_op: Any, grad_op: Any) -> Optional[List[Any]]:
     differentiates, as eager differentiates the ops backward ran under create_graph. It is
     inlined as it is built, as the values autodiff hands out are its results.
     """
+    # What no gradient uses goes once the program is inlined (`unused.drop_unused`), here or
+    # later (`ops.inline_pylayers`) for an op that stays a pylayer op for now.
+    mark_backward(sub_block(grad_op).ops[:-1])
     # Inside control flow, autodiff gives the gradient ops a block of their own, from which
     # forward's values are reached through the control flow op's own plumbing.
     if forward_op.get_parent_block() == grad_op.get_parent_block():

@@ -32,13 +32,21 @@ from ..core.records import SUFFIX
 from . import double_backward, export
 from .ops import MARK, forget_values, inline_pylayers, refuse_aliased_writes
 from .reload import rebuild_calls
+from .unused import drop_unused
 
 LOG = logging.getLogger("pylayer2static_runtime")
 
 
+def _inline_and_drop(program: Any) -> int:
+    """Inline `program`'s pylayer ops, then drop the ops of PyLayer backwards whose results
+    nothing uses (`unused.drop_unused`); the number of ops inlined and dropped."""
+    return inline_pylayers(program) + drop_unused(program)
+
+
 def _inline_runnable(runnable: Any) -> None:
-    """Inline a dy2static `RunnableProgram`'s pylayer ops, forgetting the values it looked up."""
-    if inline_pylayers(runnable.program):
+    """Inline a dy2static `RunnableProgram`'s pylayer ops and drop its unused backward ops,
+    forgetting the values it looked up."""
+    if _inline_and_drop(runnable.program):
         forget_values(runnable)
 
 
@@ -192,7 +200,7 @@ def install() -> None:
     patch.install("pir.hooks.core.call_vjp", core, "call_vjp", double_backward.inlining_grad_ops)
     patch.install("pir.hooks.PartialProgramLayer.__init__", layer, "__init__", lambda init: _with_infer_hook(init, hook))
     patch.install("pir.hooks.executor._add_pir_fetch_ops", executor, "_add_pir_fetch_ops", lambda make: _then_inline(
-        make, lambda args, kwargs, result: kwargs.get("program", args[0] if args else None)))
+        make, lambda args, kwargs, result: kwargs.get("program", args[0] if args else None), _inline_and_drop))
     # An export's calls are recorded as they are inlined, for training after jit.load.
     for module, key in ((pir_io, "pir.hooks.pir_io.normalize_pir_program"), (io, "pir.hooks.io.normalize_pir_program")):
         patch.install(key, module, "normalize_pir_program", lambda normalize: _then_inline(
