@@ -150,6 +150,9 @@ PATCHES: Dict[str, Patch] = {
     "legacy.adapter.Variable.size": Patch(
         "paddle.base.framework.Variable.size", "legacy/adapter.py", "build",
         "paddle 2.6.2 python/paddle/base/framework.py"),
+    "legacy.adapter.is_view_var": Patch(
+        "Variable.is_view_var of the views an in-place API reads (not the one it writes)", "legacy/adapter.py",
+        "build", "paddle 2.6.2 python/paddle/utils/inplace_utils.py, base/framework.py `record_is_view_var`"),
     "legacy.hooks.refuse_inlined_training": Patch(
         "paddle.jit.translated_layer._ProgramHolder._append_backward_desc", "legacy/hooks.py", "process",
         "paddle 2.6.2 python/paddle/jit/translated_layer.py"),

@@ -138,6 +138,8 @@ LOUD_AT_THE_LINE = [
      "writes into a tensor it did not make (scale_: an argument of apply or a parameter) in place"),
     ("inplace_unfollowed", "ScatterRows", "scatter_(out, paddle.to_tensor([1, 0]), rows)",
      "calls scatter_(), an in-place API, under a name the runtime does not follow"),
+    ("inplace_into_view", "ScaleFirstRow", "row.scale_(2.0)",
+     "writes in place (scale_) into a tensor that is a view of another or has one"),
     ("numpy_in_forward", "GradMultiply", "res = x.numpy().copy()",
      "calls .numpy() on a tensor, which has no value while a static graph is built"),
     ("tracer_amp_level", "RecomputeFunction", "ctx.is_fw_autocast = False if tracer._amp_level",
