@@ -153,6 +153,9 @@ PATCHES: Dict[str, Patch] = {
     "legacy.adapter.is_view_var": Patch(
         "Variable.is_view_var of the views an in-place API reads (not the one it writes)", "legacy/adapter.py",
         "build", "paddle 2.6.2 python/paddle/utils/inplace_utils.py, base/framework.py `record_is_view_var`"),
+    "legacy.hooks.refuse_double_backward": Patch(
+        "paddle.base.backward._append_backward_ops_", "legacy/hooks.py", "process",
+        "paddle 2.6.2 python/paddle/base/backward.py, paddle/fluid/operators/pylayer_op.cc"),
     "legacy.hooks.refuse_inlined_training": Patch(
         "paddle.jit.translated_layer._ProgramHolder._append_backward_desc", "legacy/hooks.py", "process",
         "paddle 2.6.2 python/paddle/jit/translated_layer.py"),
