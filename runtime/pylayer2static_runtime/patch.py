@@ -183,6 +183,10 @@ PATCHES: Dict[str, Patch] = {
     "eager_only.dygraph_tracer": Patch(
         "paddle.base.framework._dygraph_tracer (and paddle.framework's)", "eager_only.py", "build",
         f"{_BOTH} python/paddle/base/framework.py"),
+    "eager_only.missing_attribute": Patch(
+        "__getattr__ of the static tensor types (they have none)", "eager_only.py", "build",
+        "paddle 3.3.1 python/paddle/pir/math_op_patch.py, paddle/fluid/pybind/pir.cc; 2.6.2 python/paddle/base/"
+        "framework.py; both jit/dy2static/transformers/ifelse_transformer.py (`.numpy()` calls dropped)"),
     "eager_only.no_data": Patch(
         "numpy, item and tolist of the static tensor types", "eager_only.py", "build",
         "paddle 3.3.1 python/paddle/pir/math_op_patch.py, 2.6.2 python/paddle/base/framework.py"),

@@ -24,6 +24,11 @@ class PyLayerContractError(ValueError):
     """
 
 
+class EagerOnlyAttributeError(PyLayerContractError, AttributeError):
+    """A `PyLayerContractError` for an attribute a static value lacks: an AttributeError too,
+    so `hasattr(x, name)` and `getattr(x, name, default)` in a body answer as they did."""
+
+
 def where(fn: Any) -> Optional[str]:
     """`file:line` of the `def` of `fn` (through decorators), or None."""
     try:
