@@ -124,7 +124,7 @@ def guarded(cls: type, method: str) -> Iterator[None]:
     from paddle.base import framework as base_framework
 
     tracer = base_framework._dygraph_tracer
-    tensor = paddle.Tensor
+    tensor = paddle.Tensor.real if isinstance(paddle.Tensor, _TensorMeta) else paddle.Tensor  # a body in a body
 
     @paddle.jit.not_to_static  # called from converted code: as it is, not converted
     def dygraph_tracer() -> Any:
