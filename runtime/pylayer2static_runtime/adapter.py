@@ -31,6 +31,14 @@ class IrAdapter(Protocol):
     def record_write(self, target: Any, out: Any) -> None:
         """Record that `out` is `target` after an in-place write."""
 
+    def viewed(self, value: Any) -> bool:
+        """Whether an in-place write into `value` would reach another tensor in eager: `value`
+        is a view (a slice, a transpose, ...) or has one, as the framework tracks them."""
+
+    def reading_views(self, values: List[Any], target: Any) -> ContextManager[Any]:
+        """While an in-place API writes `target`: the framework lets it read the views among
+        `values` (other than `target`), which only the written tensor makes differ from eager."""
+
     def own_gradient(self, value: Any, gradients: List[Any]) -> bool:
         """Whether backward may return `value` as it is (no copy) as an input's gradient."""
 

@@ -11,15 +11,30 @@
 - `paddle.framework._dygraph_tracer()`: None in a static graph, so `tracer._amp_level`
   (Paddle's RecomputeFunction) fails with an AttributeError on None. Called from user code it
   gives an object that refuses every attribute at the user's line, with what to do instead.
+- An attribute static values lack (`_missing_attribute`, looked up by user code): a bare
+  AttributeError naming `paddle.base.libpaddle.pir.Value` or `Variable` before. Where the
+  framework can express it, it runs as eager: `x._share_buffer_to(y)` as an assign of `x`
+  into `y` (followed as the in-place write it is, inplace.py), and a method a library
+  patched onto `paddle.Tensor` at import, written in Python over Tensor ops, is bound to
+  the static value as it is to eager tensors. Else refused at the user's line with what to
+  do: an eager tensor's own attribute, or a numpy array's (`x.numpy().tobytes()` in a
+  function forward calls: dy2static deletes the `.numpy()` calls of the functions it
+  converts, ifelse_transformer.py `IfElseTransformer.visit_Call`, so the array is the static
+  value there and the `.numpy()` refusal cannot fire; convert.py keeps them in forward and
+  backward themselves). The error is an AttributeError too, so `hasattr` and `getattr`
+  with a default answer as before.
 """
 import contextlib
-from typing import Any, Iterator
+import functools
+import types
+from typing import Any, Callable, Iterator
 
+import numpy
 import paddle
 
 from . import framework, patch
-from .core.errors import PyLayerContractError
-from .frames import called_from_user, refusal
+from .core.errors import EagerOnlyAttributeError, PyLayerContractError
+from .frames import accessed_by_user, called_from_user, refusal, written_by_user
 
 
 def _refusal(cls: type, method: str, what: str, instead: str) -> PyLayerContractError:
@@ -71,6 +86,37 @@ class _NoTracer:
         )
 
 
+def _share_buffer_to(source: Any, target: Any) -> None:
+    """`source._share_buffer_to(target)` on static values: `target` holds `source`'s values
+    after it, as in eager, through the in-place `paddle.assign` the body follows."""
+    paddle.assign(source, output=target)
+
+
+def _missing_attribute(cls: type, method: str, tensor: type) -> Callable[[Any, str], Any]:
+    """The `__getattr__` of the static value types while `cls.<method>` is built (see the
+    module docstring); `tensor` is the real `paddle.Tensor`."""
+
+    def __getattr__(self: Any, name: str) -> Any:
+        eager = getattr(tensor, name, None)
+        if name.startswith("__") or not accessed_by_user(0) or (eager is None and not hasattr(numpy.ndarray, name)):
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        if name == "_share_buffer_to":
+            return functools.partial(_share_buffer_to, self)
+        if written_by_user(eager):
+            return types.MethodType(eager, self)
+        if eager is not None:
+            what = (f"reads .{name} of a tensor, which eager tensors have and the values of a static graph "
+                    "lack; express it with paddle ops, or compute it outside the PyLayer and pass it to apply")
+        else:
+            what = (f"reads .{name}, an attribute of the numpy array eager's .numpy() gives, of a tensor: in a "
+                    "function forward or backward calls, dy2static drops .numpy() calls, and a static value has no "
+                    "data while the graph is built; keep the computation in paddle ops, or run debug code (a "
+                    "hash, a print of values) in eager mode only (under `if paddle.in_dynamic_mode():`)")
+        raise refusal(cls, method, what, EagerOnlyAttributeError)
+
+    return __getattr__
+
+
 @contextlib.contextmanager
 def guarded(cls: type, method: str) -> Iterator[None]:
     """While `cls.<method>` is built (see the module docstring)."""
@@ -78,6 +124,7 @@ def guarded(cls: type, method: str) -> Iterator[None]:
     from paddle.base import framework as base_framework
 
     tracer = base_framework._dygraph_tracer
+    tensor = paddle.Tensor.real if isinstance(paddle.Tensor, _TensorMeta) else paddle.Tensor  # a body in a body
 
     @paddle.jit.not_to_static  # called from converted code: as it is, not converted
     def dygraph_tracer() -> Any:
@@ -113,4 +160,6 @@ def guarded(cls: type, method: str) -> Iterator[None]:
         for kind in framework.static_types():
             for name in ("numpy", "item", "tolist"):  # own or inherited: restored as they were
                 stack.enter_context(patch.swapped("eager_only.no_data", kind, name, no_data(kind, name)))
+            stack.enter_context(patch.swapped("eager_only.missing_attribute", kind, "__getattr__",
+                                              _missing_attribute(cls, method, tensor)))
         yield

@@ -9,7 +9,8 @@ of eager-only code (`eager_only.py`), of unfollowed in-place APIs (`inplace.py`)
 import importlib.util
 import os
 import sys
-from typing import NoReturn, Optional
+import types
+from typing import Any, NoReturn, Optional
 
 from .core.errors import PyLayerContractError, describe
 
@@ -35,6 +36,23 @@ def called_from_user(depth: int) -> bool:
     return frame is not None and not frame.f_code.co_filename.startswith(PADDLE_DIR)
 
 
+def _users_file(path: str) -> bool:
+    return not path.startswith((PADDLE_DIR, RUNTIME_DIR)) and not _passed_through(path)
+
+
+def accessed_by_user(depth: int) -> bool:
+    """Whether the frame `depth` frames above the caller is the user's code itself (not
+    paddle's, not the runtime's): for an attribute lookup, whose code looked it up."""
+    return _users_file(sys._getframe(depth + 2).f_code.co_filename)
+
+
+def written_by_user(fn: Any) -> bool:
+    """Whether `fn` is a Python function of the user's (or another library's) code, not of
+    paddle or the runtime: a method a library patched onto `paddle.Tensor` at import."""
+    code = getattr(fn, "__code__", None)
+    return isinstance(fn, types.FunctionType) and code is not None and _users_file(code.co_filename)
+
+
 def user_line() -> Optional[str]:
     """`file:line` of the innermost user code on the stack: a converted function's frame
     mapped back to its source by dy2static's origin map, or a frame outside paddle and
@@ -54,11 +72,12 @@ def user_line() -> Optional[str]:
     return None
 
 
-def refusal(cls: type, method: str, message: str) -> PyLayerContractError:
-    """`cls.<method>` refused, at the user's line: `message` says what it did and what to do."""
+def refusal(cls: type, method: str, message: str, kind: type = PyLayerContractError) -> PyLayerContractError:
+    """`cls.<method>` refused, at the user's line: `message` says what it did and what to do
+    (`kind`: a subclass of PyLayerContractError)."""
     where = user_line()
     at = f" at {where}" if where else ""
-    return PyLayerContractError(f"PyLayer {describe(cls)}: {method}{at} {message}")
+    return kind(f"PyLayer {describe(cls)}: {method}{at} {message}")
 
 
 def reraise_with_user_lines(exc: BaseException) -> NoReturn:

@@ -64,6 +64,14 @@ def _check_target(body: scope.Body, target: Any, api: str) -> None:
             "place; eager changes the caller's tensor too, which a static graph cannot: write into "
             "a copy (x = x.clone()) and return it",
         )
+    if body.adapter.viewed(target):
+        raise refusal(
+            body.cls, body.method,
+            f"writes in place ({api}) into a tensor that is a view of another or has one (a slice, "
+            "a transpose, a squeeze, ...); eager's write reaches the other tensor too, which a static "
+            "graph's cannot: write into a copy (row = y[0].clone()) or build the result out of place "
+            "(paddle.scatter, paddle.concat, paddle.where)",
+        )
 
 
 def _following(fn: Callable[..., Any], api: str, target_of: Callable[..., Any]) -> Callable[..., Any]:
@@ -77,7 +85,9 @@ def _following(fn: Callable[..., Any], api: str, target_of: Callable[..., Any]) 
         current = scope.current()
         if current.body is not None and _is_static(target):
             _check_target(current.body, target, api)
-        with scope.entered(followed_calls=current.followed_calls + 1):
+        reading = current.body.adapter.reading_views([*args, *kwargs.values()], target) \
+            if current.body is not None else contextlib.nullcontext()
+        with scope.entered(followed_calls=current.followed_calls + 1), reading:
             out = fn(*args, **kwargs)
         if current.body is not None and _is_static(target) and _is_static(out) and out is not target:
             current.body.adapter.record_write(target, out)

@@ -150,6 +150,12 @@ PATCHES: Dict[str, Patch] = {
     "legacy.adapter.Variable.size": Patch(
         "paddle.base.framework.Variable.size", "legacy/adapter.py", "build",
         "paddle 2.6.2 python/paddle/base/framework.py"),
+    "legacy.adapter.is_view_var": Patch(
+        "Variable.is_view_var of the views an in-place API reads (not the one it writes)", "legacy/adapter.py",
+        "build", "paddle 2.6.2 python/paddle/utils/inplace_utils.py, base/framework.py `record_is_view_var`"),
+    "legacy.hooks.refuse_double_backward": Patch(
+        "paddle.base.backward._append_backward_ops_", "legacy/hooks.py", "process",
+        "paddle 2.6.2 python/paddle/base/backward.py, paddle/fluid/operators/pylayer_op.cc"),
     "legacy.hooks.refuse_inlined_training": Patch(
         "paddle.jit.translated_layer._ProgramHolder._append_backward_desc", "legacy/hooks.py", "process",
         "paddle 2.6.2 python/paddle/jit/translated_layer.py"),
@@ -177,6 +183,10 @@ PATCHES: Dict[str, Patch] = {
     "eager_only.dygraph_tracer": Patch(
         "paddle.base.framework._dygraph_tracer (and paddle.framework's)", "eager_only.py", "build",
         f"{_BOTH} python/paddle/base/framework.py"),
+    "eager_only.missing_attribute": Patch(
+        "__getattr__ of the static tensor types (they have none)", "eager_only.py", "build",
+        "paddle 3.3.1 python/paddle/pir/math_op_patch.py, paddle/fluid/pybind/pir.cc; 2.6.2 python/paddle/base/"
+        "framework.py; both jit/dy2static/transformers/ifelse_transformer.py (`.numpy()` calls dropped)"),
     "eager_only.no_data": Patch(
         "numpy, item and tolist of the static tensor types", "eager_only.py", "build",
         "paddle 3.3.1 python/paddle/pir/math_op_patch.py, 2.6.2 python/paddle/base/framework.py"),

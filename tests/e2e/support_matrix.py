@@ -514,8 +514,11 @@ case links to its test.
   gradient of a gradient equals eager's, in training too. Backward must read what it saved from
   apply's inputs or outputs (or parameters): a tensor forward computes, saves and does not return
   reaches backward as a copy no gradient goes through, and a double backward through it raises
-  `PyLayerContractError` naming the class. paddle 2.6.2 (legacy IR) refuses every double
-  backward through a pylayer op, whoever built it (no GradOpMaker for `pylayer_grad`).
+  `PyLayerContractError` naming the class. paddle 2.6.2 (legacy IR) cannot differentiate a
+  pylayer op's backward, whoever built it (no GradOpMaker for `pylayer_grad`): for a transpiled
+  PyLayer the runtime refuses it with a `PyLayerContractError` naming the class and the user's
+  `paddle.grad` line, where the framework's own path raises "Neither operator pylayer_grad's
+  GradOpMaker ...".
 - **Exports and the programs executors run hold no pylayer op**: after autodiff (to_static
   training), for inference programs, in the executor's copy of a static program and in
   `jit.save`/`save_inference_model` exports, each pylayer op is replaced by its sub-block's ops
@@ -567,7 +570,21 @@ case links to its test.
   sees the real class); `x.numpy()` (dy2static silently deletes the call), `.item()`,
   `.tolist()` and reading the dygraph tracer (`framework._dygraph_tracer()._amp_level`, Paddle's
   `RecomputeFunction`) raise `PyLayerContractError` at the user's `file:line` saying what to do
-  instead (`numpy_in_forward`, `tracer_amp_level`).
+  instead (`numpy_in_forward`, `tracer_amp_level`). An attribute static values lack, read by
+  user code: `x._share_buffer_to(y)` runs as an assign of `x` into `y` (`real_share_buffer`), a
+  method a library patched onto `paddle.Tensor` at import, written in Python over Tensor ops,
+  runs bound to the static value (`real_patched_tensor_method`), and any other (an eager
+  tensor's own, or a numpy array's: `x.numpy().tobytes()` in a helper forward calls, where
+  dy2static has deleted the `.numpy()`) raises a `PyLayerContractError` (an AttributeError
+  too) at the user's `file:line` with what to do (`numpy_bytes_in_helper`), where a bare
+  AttributeError naming `pir.Value` or `Variable` was.
+- **In-place writes and views**: an in-place API may read a view (2.6.2 refused any view
+  among its arguments, "is a viewed Tensor in dygraph", though reading one gives eager's
+  values: `paddle.scatter_(out, index, paddle.gather(x, index, axis=1).T)`,
+  `real_scatter_transposed_view`); a write into a view, or into a tensor that has one,
+  reaches the other tensor in eager and cannot in a static graph: refused on both versions
+  with a `PyLayerContractError` at the user's `file:line` (`inplace_into_view`), where the
+  framework raises a ValueError naming an internal variable.
 - **SOT** (`to_static(full_graph=False)`, the default of a plain `@to_static`; the `sot` mode
   of the table): on releases whose `paddle.jit.marker` has `unified` (3.3.1), SOT records each
   PyLayer call as one call of its graph, the runtime building the `pylayer` op in SOT's

@@ -7,7 +7,9 @@ path); the runtime inlines it as autodiff builds it (pir/double_backward.py `_in
 second autodiff differentiates backward's ops as eager does under create_graph. A backward
 that reads a tensor forward computed and saved is refused then, naming the class.
 paddle 2.6.2 (legacy IR): no GradOpMaker for pylayer_grad; the framework refuses, also on
-its own path.
+its own path ("Neither operator pylayer_grad's GradOpMaker ..."); for a transpiled PyLayer the
+runtime refuses first, naming the class and the user's line that asked for the gradient
+(legacy/hooks.py `_refusing_double_backward`).
 """
 import os
 import re
@@ -21,8 +23,10 @@ import harness
 from conftest import HERE
 
 PATH = os.path.join(HERE, "special", "double_backward.py")
-NOT_DIFFERENTIABLE = re.compile(
-    r"backward function id of pylayer op should be non-negative|pylayer_grad's GradOpMaker"
+LEGACY_REFUSAL = re.compile(
+    r"PyLayer \w+ \(\S+:\d+\): a gradient of a gradient \(paddle.grad with create_graph=True, then a gradient "
+    r"of its result\) at \S+:\d+ goes through this PyLayer's backward, which the legacy Program IR \(paddle 2.6\) "
+    r"cannot differentiate"
 )
 
 
@@ -66,12 +70,23 @@ def test_eager_double_backward_equals_the_original(modules) -> None:
         np.testing.assert_allclose(got, exp, rtol=1e-6)
 
 
+def _line_of(path: str, text: str) -> int:
+    with open(path, encoding="utf-8") as f:
+        return next(number for number, line in enumerate(f, 1) if text in line)
+
+
 @pytest.mark.parametrize("mode", ("to_static", "static"))
 def test_static_double_backward(modules, mode: str) -> None:
     original, transpiled = modules
     if not harness.PIR:
-        with pytest.raises(Exception, match=NOT_DIFFERENTIABLE):
+        with pytest.raises(Exception) as info:
             run(transpiled, mode)
+        path, text = transpiled.__file__, str(info.value)
+        second = "paddle.grad([paddle.sum(g)]" if mode == "to_static" else "paddle.static.gradients([paddle.sum(g)]"
+        assert type(info.value).__name__ == "PyLayerContractError", text
+        assert LEGACY_REFUSAL.search(text), text
+        assert f"PyLayer Cube ({path}:{_line_of(path, 'class Cube(PyLayer):')})" in text, text
+        assert f" at {path}:{_line_of(path, second)} " in text, text
         return
     for got, exp in zip(run(transpiled, mode), run(original, "eager")):
         np.testing.assert_allclose(got, exp, rtol=1e-5)
@@ -135,7 +150,7 @@ def test_training_through_a_double_backward(training, loss: str, mode: str) -> N
     batches = _batches(original, loss)
     want = _losses(original, loss, "eager", state, batches)
     if mode != "eager" and not harness.PIR:
-        with pytest.raises(Exception, match=NOT_DIFFERENTIABLE):
+        with pytest.raises(Exception, match=LEGACY_REFUSAL):
             _losses(transpiled, loss, mode, state, batches)
         return
     got = _losses(transpiled, loss, mode, state, batches)
@@ -149,6 +164,6 @@ def test_a_saved_intermediate_refuses_double_backward_naming_the_class(training,
     paddle.seed(0)
     state = {k: v.numpy() for k, v in transpiled.CriticLoss(transpiled.SwishSavingSigmoid).state_dict().items()}
     batches = _batches(transpiled, "CriticLoss")
-    refusal = r"PyLayer \S*SwishSavingSigmoid's backward .*forward computed and saved" if harness.PIR else NOT_DIFFERENTIABLE
+    refusal = r"PyLayer \S*SwishSavingSigmoid's backward .*forward computed and saved" if harness.PIR else LEGACY_REFUSAL
     with pytest.raises(Exception, match=refusal):
         _losses(transpiled, "CriticLoss", mode, state, batches, activation=transpiled.SwishSavingSigmoid)

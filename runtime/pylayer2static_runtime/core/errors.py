@@ -24,6 +24,11 @@ class PyLayerContractError(ValueError):
     """
 
 
+class EagerOnlyAttributeError(PyLayerContractError, AttributeError):
+    """A `PyLayerContractError` for an attribute a static value lacks: an AttributeError too,
+    so `hasattr(x, name)` and `getattr(x, name, default)` in a body answer as they did."""
+
+
 def where(fn: Any) -> Optional[str]:
     """`file:line` of the `def` of `fn` (through decorators), or None."""
     try:
@@ -77,3 +82,19 @@ def aliased_write_error(class_path: str, argument: Optional[int], writer: str) -
     if cls is None:
         return PyLayerContractError(f"PyLayer {class_path}: {message}")
     return contract_error(cls, message, "forward")
+
+
+def double_backward_error(class_path: str, line: Optional[str]) -> PyLayerContractError:
+    """The error for a gradient asked, at the user's `line`, through the backward of PyLayer
+    `class_path` (the op autodiff made of it), on the legacy Program IR."""
+    at = f" at {line}" if line else ""
+    message = (
+        f"a gradient of a gradient (paddle.grad with create_graph=True, then a gradient of its result){at} "
+        "goes through this PyLayer's backward, which the legacy Program IR (paddle 2.6) cannot differentiate: "
+        "its pylayer_grad op has no gradient op, whoever built it; eager mode and paddle 3.x static graphs can: "
+        "take the second gradient in eager mode or on paddle 3.x, or write the computation without a PyLayer"
+    )
+    cls = _imported_class(class_path)
+    if cls is None:
+        return PyLayerContractError(f"PyLayer {class_path}: {message}")
+    return contract_error(cls, message, "backward")

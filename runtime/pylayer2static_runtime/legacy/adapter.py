@@ -57,6 +57,32 @@ class LegacyAdapter:
         _inplace_map().add(paddle.static.default_main_program(), target.desc.id(), out)
 
     @staticmethod
+    def viewed(value: Any) -> bool:
+        """Whether `value` is a view or has one: paddle 2.6.2 marks both the input and the
+        output of a view op (slice, transpose2, squeeze2, ...) `is_view_var` as it appends it
+        under to_static (base/framework.py `record_is_view_var`; a body is built so)."""
+        return bool(getattr(value, "is_view_var", False))
+
+    @staticmethod
+    @contextlib.contextmanager
+    def reading_views(values: List[Any], target: Any) -> Iterator[None]:
+        """While an in-place API writes `target`, the views among `values` it reads are not
+        marked as views.
+
+        paddle 2.6.2's in-place API wrapper (utils/inplace_utils.py
+        `_inplace_apis_in_dygraph_only_`) refuses every view among its positional arguments,
+        read or written ("is a viewed Tensor in dygraph", naming an internal variable): a MoE
+        dispatch's `paddle.scatter_(out, index, paddle.gather(x, index, axis=1).T)` stopped
+        there, though reading a view gives eager's values. A write into a view is refused
+        before, at the user's line (inplace.py `_check_target`).
+        """
+        with contextlib.ExitStack() as stack:
+            for value in values:
+                if value is not target and isinstance(value, Variable) and value.is_view_var:
+                    stack.enter_context(patch.swapped("legacy.adapter.is_view_var", value, "is_view_var", False))
+            yield
+
+    @staticmethod
     def grad_enabled() -> bool:
         """Always: paddle 2.6.2's `is_grad_enabled` reads the dygraph tracer (none in a static
         program), and its static graphs record gradients under `paddle.no_grad` too."""

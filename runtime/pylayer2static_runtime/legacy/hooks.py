@@ -6,15 +6,17 @@ through `PartialProgramLayer`'s hook (`__init__` sets it, `set_hooker` puts the 
 own inside it), in `executor._add_feed_fetch_ops`'s copy of a static program, and in
 `normalize_program` (exports); a program that writes in place what a forward returned as it
 is is refused first (`refuse_aliased_writes`), and training a loaded export that holds a
-PyLayer's ops inlined is refused (`_refusing_inlined_training`).
+PyLayer's ops inlined is refused (`_refusing_inlined_training`), and so is a gradient asked through the op autodiff
+made of a PyLayer's backward (`_refusing_double_backward`).
 """
 import functools
-from typing import Any, Callable, List, Set
+from typing import Any, Callable, List, Optional, Set
 
 import paddle
 
 from .. import patch
-from ..core.errors import PyLayerContractError, aliased_write_error
+from ..core.errors import PyLayerContractError, aliased_write_error, double_backward_error
+from ..frames import user_line
 from .inline import CLASS_ATTR, InliningHook, inline_pylayers, inline_training, inlined_classes, keep_sub_block_variables
 
 
@@ -132,6 +134,37 @@ def _refusing_inlined_training(append_backward_desc: Callable[..., Any]) -> Call
     return append_backward_desc_unless_inlined
 
 
+def _class_of_gradient_op(grad_op: Any) -> Optional[str]:
+    """The PyLayer class named on the pylayer op whose backward `grad_op` (a `pylayer_grad`)
+    runs: the op's second block is the gradient op's `backward_block` (paddle 2.6.2
+    static_pylayer.py, pylayer_op.cc `PyLayerGradMaker`); None for an op the runtime did not
+    build (the framework's own dy2static path)."""
+    backward = grad_op._block_attr_id("backward_block")
+    for block in grad_op.block.program.blocks:
+        for op in block.ops:
+            if op.type == "pylayer" and op.has_attr(CLASS_ATTR) and op._blocks_attr_ids("blocks")[1:2] == [backward]:
+                return op.attr(CLASS_ATTR)
+    return None
+
+
+def _refusing_double_backward(append_backward_ops: Callable[..., Any]) -> Callable[..., Any]:
+    """`backward._append_backward_ops_` (paddle 2.6.2 base/backward.py: the gradient ops of
+    the ops on the path, for `paddle.grad`/`paddle.static.gradients` and `append_backward`),
+    refused when the path holds a `pylayer_grad` op of a transpiled PyLayer: the framework
+    has no gradient op for it and failed with "Neither operator pylayer_grad's GradOpMaker
+    nor CompGradOpMaker has been registered", naming neither the class nor the user's line."""
+
+    @functools.wraps(append_backward_ops)
+    def append_backward_ops_unless_pylayer_grad(block: Any, ops: Any, *args: Any, **kwargs: Any) -> Any:
+        for op in ops:
+            class_path = _class_of_gradient_op(op) if op.type == "pylayer_grad" else None
+            if class_path is not None:
+                raise double_backward_error(class_path, user_line())
+        return append_backward_ops(block, ops, *args, **kwargs)
+
+    return append_backward_ops_unless_pylayer_grad
+
+
 def _then_inlined(add_feed_fetch_ops: Callable[..., Any]) -> Callable[..., Any]:
     """`_add_feed_fetch_ops` (paddle 2.6.2 base/executor.py `_get_program_and_executor`): the
     executor's copy of a static program, its pylayer ops and their `pylayer_grad` ops inlined
@@ -150,8 +183,8 @@ def _then_inlined(add_feed_fetch_ops: Callable[..., Any]) -> Callable[..., Any]:
 def install() -> None:
     """Let `paddle.jit.save` export a program with more than one `pylayer` op, inline pylayer
     ops where programs run (to_static's through `InliningHook`, the executor's copy of a
-    static program) and are exported, and refuse training a loaded export that holds a
-    PyLayer's ops inlined.
+    static program) and are exported, refuse training a loaded export that holds a
+    PyLayer's ops inlined, and refuse a gradient through a PyLayer's backward naming the class.
 
     paddle 2.6.2 and 3.3.1 static/io.py `normalize_program` drops each pylayer op's backward
     block with `copy_program.blocks.pop(block_id)`, by id, from the Python list of blocks:
@@ -161,7 +194,7 @@ def install() -> None:
     (the op's `blocks` attribute is what drops the backward block), so while it runs the
     list keeps its blocks and every id keeps naming its block.
     """
-    from paddle.base import executor
+    from paddle.base import backward, executor
     from paddle.jit import translated_layer
     from paddle.jit.dy2static import partial_program
     from paddle.static import io
@@ -172,5 +205,6 @@ def install() -> None:
     patch.install("legacy.hooks.PartialProgramLayer.set_hooker", partial_program.PartialProgramLayer, "set_hooker",
                   _inlining_after)
     patch.install("legacy.hooks.executor._add_feed_fetch_ops", executor, "_add_feed_fetch_ops", _then_inlined)
+    patch.install("legacy.hooks.refuse_double_backward", backward, "_append_backward_ops_", _refusing_double_backward)
     patch.install("legacy.hooks.refuse_inlined_training", translated_layer._ProgramHolder, "_append_backward_desc",
                   _refusing_inlined_training)

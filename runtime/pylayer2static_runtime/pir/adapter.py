@@ -30,6 +30,21 @@ class PirAdapter:
         return isinstance(value, paddle.pir.Value)
 
     @staticmethod
+    def viewed(value: Any) -> bool:
+        """Whether `value` is a view or has one, as paddle 3.3.1's in-place API wrapper asks
+        of the value it writes under to_static (utils/inplace_utils.py `check_view_value`:
+        made by a stride op, or the input of one); a value no op made (a block argument) is
+        neither."""
+        from paddle.utils.inplace_utils import check_view_value
+
+        return value.get_defining_op() is not None and check_view_value(value)
+
+    @staticmethod
+    def reading_views(values: List[Any], target: Any) -> Any:
+        """Nothing: paddle 3.3.1's wrapper asks only of the value written (`viewed`)."""
+        return contextlib.nullcontext()
+
+    @staticmethod
     def grad_enabled() -> bool:
         """Whether the op is built where gradients are recorded (not under `paddle.no_grad`)."""
         return paddle.is_grad_enabled()
