@@ -144,13 +144,15 @@ bench: $(BIN) venv
 	$(PYTHON) tests/bench/run.py $(BIN)
 	sh tests/bench/models.sh
 	sh tests/bench/twins.sh $(TWINS_ARGS)
+	sh tests/bench/construction.sh
 	$(PYTHON) tests/bench/lsp_bench.py $(BIN)
 bench-doc: $(BIN) venv
 	$(PYTHON) tests/bench/run.py $(BIN) --write build/bench/tool.md
 	sh tests/bench/models.sh build/bench/models.md
 	sh tests/bench/twins.sh -o build/bench/twins.md $(TWINS_ARGS)
+	sh tests/bench/construction.sh -o build/bench/construction.md
 	$(PYTHON) tests/bench/write_doc.py docs/PERFORMANCE.md --measured build/bench/tool.md build/bench/models.md \
-		--twins build/bench/twins.md
+		--twins build/bench/twins.md --construction build/bench/construction.md
 
 # The pip package: dist/pylayer2static-VERSION-py3-none-manylinux_*.whl, the binary statically
 # linked (tree-sitter from libtree-sitter-dev's .a, the grammar, cJSON from Debian's source

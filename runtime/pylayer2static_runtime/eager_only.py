@@ -13,11 +13,13 @@
   gives an object that refuses every attribute at the user's line, with what to do instead.
 """
 import contextlib
-from typing import Any, Iterator
+import functools
+from typing import Any, Callable, Iterator, Optional
 
 import paddle
 
 from . import framework, patch
+from .core import scope
 from .core.errors import PyLayerContractError
 from .frames import called_from_user, refusal
 
@@ -47,10 +49,6 @@ class _TensorMeta(type):
         return cls.real(*args, **kwargs)
 
 
-def _tensor_stand_in() -> type:
-    return _TensorMeta("Tensor", (), {"real": paddle.Tensor, "__module__": "paddle"})
-
-
 class _NoTracer:
     """What `_dygraph_tracer()` gives user code in a static graph: no attribute to read."""
 
@@ -71,46 +69,73 @@ class _NoTracer:
         )
 
 
-@contextlib.contextmanager
-def guarded(cls: type, method: str) -> Iterator[None]:
-    """While `cls.<method>` is built (see the module docstring)."""
-    from paddle import framework as public_framework
-    from paddle.base import framework as base_framework
+def _body() -> scope.Body:
+    """The body being built: `guarded` is entered inside one (`body.body_rules`)."""
+    built = scope.current().body
+    if built is None:
+        raise RuntimeError("pylayer2static_runtime: eager_only.guarded entered outside a body")
+    return built
 
-    tracer = base_framework._dygraph_tracer
+
+@functools.lru_cache(maxsize=None)
+def _dygraph_tracer(tracer: Callable[[], Any]) -> Callable[[], Any]:
+    """`tracer` (the framework's `_dygraph_tracer`), giving user code in a body a `_NoTracer`.
+
+    Made once per process, as the refusals below: the body it refuses for is the scope's."""
 
     @paddle.jit.not_to_static  # called from converted code: as it is, not converted
     def dygraph_tracer() -> Any:
         real = tracer()
         if real is None and called_from_user(0):
-            return _NoTracer(cls, method)
+            built = _body()
+            return _NoTracer(built.cls, built.method)
         return real
 
-    def no_data(kind: type, name: str) -> Any:
-        own = kind.__dict__.get(name)
+    return dygraph_tracer
 
-        @paddle.jit.not_to_static
-        def refuse(self: Any, *args: Any, **kwargs: Any) -> Any:
-            if not called_from_user(0):  # paddle's own code gets what it had
-                if own is None:
-                    raise AttributeError(name)
-                return own(self, *args, **kwargs)
-            raise _refusal(
-                cls, method,
-                f"calls .{name}() on a tensor, which has no value while a static graph is built",
-                "keep the computation in paddle ops (paddle.where, paddle.clip, tensor arithmetic), "
-                "or give forward the number as a Python argument of apply",
-            )
 
-        return refuse
+@functools.lru_cache(maxsize=None)
+def _no_data(kind: type, name: str, own: Optional[Callable[..., Any]]) -> Callable[..., Any]:
+    """`kind.name` (`own`: its own, None when inherited or missing) refusing user code."""
 
+    @paddle.jit.not_to_static
+    def refuse(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not called_from_user(0):  # paddle's own code gets what it had
+            if own is None:
+                raise AttributeError(name)
+            return own(self, *args, **kwargs)
+        built = _body()
+        raise _refusal(
+            built.cls, built.method,
+            f"calls .{name}() on a tensor, which has no value while a static graph is built",
+            "keep the computation in paddle ops (paddle.where, paddle.clip, tensor arithmetic), "
+            "or give forward the number as a Python argument of apply",
+        )
+
+    return refuse
+
+
+@functools.lru_cache(maxsize=None)
+def _tensor_stand_in(real: type) -> type:
+    return _TensorMeta("Tensor", (), {"real": real, "__module__": "paddle"})
+
+
+@contextlib.contextmanager
+def guarded() -> Iterator[None]:
+    """While the body in scope is built (see the module docstring)."""
+    from paddle import framework as public_framework
+    from paddle.base import framework as base_framework
+
+    tracer = base_framework._dygraph_tracer
     with contextlib.ExitStack() as stack:
-        stack.enter_context(patch.swapped("eager_only.Tensor", paddle, "Tensor", _tensor_stand_in()))
-        stack.enter_context(patch.swapped("eager_only.dygraph_tracer", base_framework, "_dygraph_tracer", dygraph_tracer))
+        stack.enter_context(patch.swapped("eager_only.Tensor", paddle, "Tensor", _tensor_stand_in(paddle.Tensor)))
+        stack.enter_context(
+            patch.swapped("eager_only.dygraph_tracer", base_framework, "_dygraph_tracer", _dygraph_tracer(tracer)))
         if getattr(public_framework, "_dygraph_tracer", None) is tracer:
             stack.enter_context(
-                patch.swapped("eager_only.dygraph_tracer", public_framework, "_dygraph_tracer", dygraph_tracer))
+                patch.swapped("eager_only.dygraph_tracer", public_framework, "_dygraph_tracer", _dygraph_tracer(tracer)))
         for kind in framework.static_types():
             for name in ("numpy", "item", "tolist"):  # own or inherited: restored as they were
-                stack.enter_context(patch.swapped("eager_only.no_data", kind, name, no_data(kind, name)))
+                refuse = _no_data(kind, name, kind.__dict__.get(name))
+                stack.enter_context(patch.swapped("eager_only.no_data", kind, name, refuse))
         yield

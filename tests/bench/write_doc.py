@@ -1,11 +1,13 @@
 """Puts freshly measured figures into docs/PERFORMANCE.md (`make bench-doc`).
 
-    python3 write_doc.py DOC [--measured TOOL.md MODELS.md] [--twins TWINS.md]
+    python3 write_doc.py DOC [--measured TOOL.md MODELS.md] [--twins TWINS.md] [--construction CONSTRUCTION.md]
 
 `--measured` replaces everything between the doc's `<!-- measured: begin -->` and
 `<!-- measured: end -->` markers with the two measurement files; `--twins` replaces what is
 between `<!-- twins: begin -->` and `<!-- twins: end -->` with the twins benchmark's tables
-(tests/bench/twins.sh), so that one can be regenerated alone, without the tool's long run.
+(tests/bench/twins.sh), and `--construction` what is between `<!-- construction: begin -->` and
+`<!-- construction: end -->` with the construction benchmark's (tests/bench/construction.sh),
+so that each can be regenerated alone, without the tool's long run.
 The prose around the markers stays.
 """
 import argparse
@@ -35,6 +37,7 @@ def main() -> None:
     ap.add_argument("doc")
     ap.add_argument("--measured", nargs=2, metavar=("TOOL_MD", "MODELS_MD"))
     ap.add_argument("--twins", metavar="TWINS_MD")
+    ap.add_argument("--construction", metavar="CONSTRUCTION_MD")
     args = ap.parse_args()
     (text,) = read([args.doc])
     if args.measured:
@@ -44,6 +47,9 @@ def main() -> None:
     if args.twins:
         (twins,) = read([args.twins])
         text = replace_section(text, "twins", twins)
+    if args.construction:
+        (construction,) = read([args.construction])
+        text = replace_section(text, "construction", construction)
     with open(args.doc, "w") as f:
         f.write(text)
 
