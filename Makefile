@@ -144,6 +144,7 @@ bench: $(BIN) venv
 	$(PYTHON) tests/bench/run.py $(BIN)
 	sh tests/bench/models.sh
 	sh tests/bench/twins.sh $(TWINS_ARGS)
+	sh tests/bench/construction.sh
 	$(PYTHON) tests/bench/lsp_bench.py $(BIN)
 # The instruction-count table alone (callgrind; no venv): docs/PERFORMANCE.md's rewritten.
 bench-instructions: $(BIN)
@@ -153,8 +154,9 @@ bench-doc: $(BIN) venv
 	$(PYTHON) tests/bench/run.py $(BIN) --write build/bench/tool.md
 	sh tests/bench/models.sh build/bench/models.md
 	sh tests/bench/twins.sh -o build/bench/twins.md $(TWINS_ARGS)
+	sh tests/bench/construction.sh -o build/bench/construction.md
 	$(PYTHON) tests/bench/write_doc.py docs/PERFORMANCE.md --measured build/bench/tool.md build/bench/models.md \
-		--twins build/bench/twins.md
+		--twins build/bench/twins.md --construction build/bench/construction.md
 # The twins rows of TWINS_MODELS only (e.g. TWINS_MODELS=lora_frozen), the doc's other rows kept.
 bench-doc-twins-rows: $(BIN) venv
 	sh tests/bench/twins.sh -o build/bench/twins_rows.md --models $(TWINS_MODELS) $(TWINS_ARGS)

@@ -78,6 +78,9 @@ class IrAdapter(Protocol):
     def body_semantics(self) -> ContextManager[Any]:
         """The framework as forward's or backward's sub-block is built."""
 
+    def op_semantics(self) -> ContextManager[Any]:
+        """The framework as the pylayer op is appended, both its sub-blocks built."""
+
     def foreign_value(self, values: List[Any]) -> Optional[Any]:
         """A value backward's block reads, or returns, from another program, else None."""
 

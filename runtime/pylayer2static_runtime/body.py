@@ -149,28 +149,30 @@ def eager_backward_grad_mode() -> Iterator[None]:
         set_grad_enabled(outer_mode)
 
 
+@paddle.jit.not_to_static
+def _refused_autograd_backward(*args: Any, **kwargs: Any) -> None:
+    built = scope.current().body  # swapped in only around a backward's body (`op.py`)
+    raise contract_error(
+        built.cls,
+        "backward calls paddle.autograd.backward, which accumulates into .grad and works in "
+        "dynamic graphs only; return paddle.grad(outputs, inputs, grads) instead, passing "
+        "the parameters to apply as arguments to get their gradients too (as "
+        "CheckpointFunction-style recompute does)",
+        "backward",
+    )
+
+
 @contextlib.contextmanager
-def no_autograd_backward(cls: type) -> Iterator[None]:
-    """While backward is built, `paddle.autograd.backward` raises a contract error.
+def no_autograd_backward() -> Iterator[None]:
+    """While backward is built, `paddle.autograd.backward` raises a contract error naming the
+    class of the body in scope.
 
     Eager's accumulates into `.grad` of leaves, which no static graph has (paddle 3.3.1 and
     2.6.2 raise "We only support 'backward()' in dynamic graph mode", without the PyLayer);
     a backward can return `paddle.grad` of the re-run outputs instead, with the parameters
     passed to `apply` as arguments so that their gradients are returned too.
     """
-
-    @paddle.jit.not_to_static
-    def backward(*args: Any, **kwargs: Any) -> None:
-        raise contract_error(
-            cls,
-            "backward calls paddle.autograd.backward, which accumulates into .grad and works in "
-            "dynamic graphs only; return paddle.grad(outputs, inputs, grads) instead, passing "
-            "the parameters to apply as arguments to get their gradients too (as "
-            "CheckpointFunction-style recompute does)",
-            "backward",
-        )
-
-    with patch.swapped("body.autograd_backward", paddle.autograd, "backward", backward):
+    with patch.swapped("body.autograd_backward", paddle.autograd, "backward", _refused_autograd_backward):
         yield
 
 
@@ -180,7 +182,7 @@ def body_rules(cls: type, method: str, adapter: IrAdapter, foreign: List[Any]) -
     (`adapter.body_semantics`), in-place APIs followed (`foreign`: what forward may not
     write into, inplace.py) and eager-only code refused at the user's line (eager_only.py)."""
     with adapter.body_semantics(), inplace.followed(scope.Body(cls, method, foreign, adapter)), \
-            eager_only.guarded(cls, method):
+            eager_only.guarded():
         yield
 
 

@@ -9,6 +9,7 @@ build through it.
 from typing import Any, Callable, Dict, Tuple
 
 from .core.layout import written
+from .inplace import followers_installed
 from .op import PyLayerOp
 
 _BUILDERS: Dict[type, Callable[..., Any]] = {}
@@ -39,4 +40,5 @@ def build_call(cls: type, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
     values to the arguments in that order (positional ones, then keywords as written).
     """
     marked_args, marked_kwargs = written(args, kwargs)
-    return builder_of(cls)(*marked_args, **marked_kwargs)
+    with followers_installed():
+        return builder_of(cls)(*marked_args, **marked_kwargs)

@@ -12,7 +12,8 @@ decorator whose definition has side effects (run again) all differ from eager.
 So the function the user wrote (the `def` named like the method) is converted without its
 decorators, and the decorated object is rebuilt around the converted function: every
 wrapper, closure and decorator object is copied with the user's function replaced, and runs
-natively, exactly as eager runs it.
+natively, exactly as eager runs it. Straight-line code the conversion would not change runs
+as written (`unconverted.py`).
 """
 import copy
 import functools
@@ -22,6 +23,7 @@ from typing import Any, Callable, List, Optional
 
 from . import framework
 from .dy2static import restore_mangling
+from .unconverted import runs_unconverted
 
 _CONVERTED: "weakref.WeakKeyDictionary[Any, Callable[..., Any]]" = weakref.WeakKeyDictionary()
 _SEARCH_DEPTH = 16
@@ -209,11 +211,14 @@ def static_function(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
         user = fn  # defined under another name and assigned: no decorator to keep apart
     if user is None:
         return fn  # nothing of the user's to convert: run it as it is
-    try:
-        converted = _converted_without_decorators(user)
-    except (OSError, TypeError):  # no source to convert (e.g. built with exec): run as is
-        return fn
-    result = _rebuilt(fn, user, converted)
+    if runs_unconverted(user):
+        result = fn
+    else:
+        try:
+            converted = _converted_without_decorators(user)
+        except (OSError, TypeError):  # no source to convert (e.g. built with exec): run as is
+            return fn
+        result = _rebuilt(fn, user, converted)
     try:
         _CONVERTED[fn] = result
     except TypeError:

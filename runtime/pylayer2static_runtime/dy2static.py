@@ -32,6 +32,7 @@ import types
 from typing import Any, Callable, Dict, List, Set, Tuple
 
 from . import framework, patch
+from .inplace import followers_installed
 
 
 def _class_attribute(self: Any, name: str) -> Any:
@@ -209,24 +210,38 @@ def _forgetting_failed_builds(build: Callable[..., Any]) -> Callable[..., Any]:
     return build_or_forget
 
 
-def _forget_failed_builds() -> None:
+def _following_in_place_apis(build: Callable[..., Any]) -> Callable[..., Any]:
+    """`build` with the in-place APIs' followers installed once for all its PyLayer calls."""
+
+    @functools.wraps(build)
+    def build_following(*args: Any, **kwargs: Any) -> Any:
+        with followers_installed():
+            return build(*args, **kwargs)
+
+    return build_following
+
+
+def _wrap_program_builds() -> None:
     from paddle.jit.dy2static.program_translator import ConcreteProgram
 
-    for key, name in (("dy2static.from_func_spec", "from_func_spec"), ("dy2static.pir_from_func_spec", "pir_from_func_spec")):
+    for name, forgetting, following in (
+            ("from_func_spec", "dy2static.from_func_spec", "dy2static.followers.from_func_spec"),
+            ("pir_from_func_spec", "dy2static.pir_from_func_spec", "dy2static.followers.pir_from_func_spec")):
         if isinstance(ConcreteProgram.__dict__.get(name), staticmethod):  # pir_from_func_spec: 3.x
-            patch.install(key, ConcreteProgram, name, _forgetting_failed_builds)
+            patch.install(forgetting, ConcreteProgram, name, _forgetting_failed_builds)
+            patch.install(following, ConcreteProgram, name, _following_in_place_apis)
 
 
 def install() -> None:
     """Make the framework's `StaticPyLayer` wrapper read the class's other attributes, serve
     as a base class and convert forward and backward only when used, dy2static's converted
     functions keep Python's private-name mangling, (paddle 3.0, 3.1) keyword-only defaults
-    and assignments to an attribute named `shape`, and a failed build forget the records it
-    left."""
+    and assignments to an attribute named `shape`, a failed build forget the records it
+    left, and a build install the in-place APIs' followers once."""
     from paddle.jit.dy2static.program_translator import FunctionCache
     from paddle.jit.dy2static.py_layer import StaticPyLayer
 
-    _forget_failed_builds()
+    _wrap_program_builds()
     patch.install("dy2static.shape_targets", framework.tensor_shape_transformer(), "visit_Attribute",
                   _targets_as_written)
 

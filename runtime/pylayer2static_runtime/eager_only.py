@@ -27,12 +27,13 @@
 import contextlib
 import functools
 import types
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Optional
 
 import numpy
 import paddle
 
 from . import framework, patch
+from .core import scope
 from .core.errors import EagerOnlyAttributeError, PyLayerContractError
 from .frames import accessed_by_user, called_from_user, refusal, written_by_user
 
@@ -62,10 +63,6 @@ class _TensorMeta(type):
         return cls.real(*args, **kwargs)
 
 
-def _tensor_stand_in() -> type:
-    return _TensorMeta("Tensor", (), {"real": paddle.Tensor, "__module__": "paddle"})
-
-
 class _NoTracer:
     """What `_dygraph_tracer()` gives user code in a static graph: no attribute to read."""
 
@@ -92,9 +89,10 @@ def _share_buffer_to(source: Any, target: Any) -> None:
     paddle.assign(source, output=target)
 
 
-def _missing_attribute(cls: type, method: str, tensor: type) -> Callable[[Any, str], Any]:
-    """The `__getattr__` of the static value types while `cls.<method>` is built (see the
-    module docstring); `tensor` is the real `paddle.Tensor`."""
+@functools.lru_cache(maxsize=None)
+def _missing_attribute(tensor: type) -> Callable[[Any, str], Any]:
+    """The `__getattr__` of the static value types while a body is built (see the module
+    docstring), refusing for the body in scope; `tensor` is the real `paddle.Tensor`."""
 
     def __getattr__(self: Any, name: str) -> Any:
         eager = getattr(tensor, name, None)
@@ -112,54 +110,81 @@ def _missing_attribute(cls: type, method: str, tensor: type) -> Callable[[Any, s
                     "function forward or backward calls, dy2static drops .numpy() calls, and a static value has no "
                     "data while the graph is built; keep the computation in paddle ops, or run debug code (a "
                     "hash, a print of values) in eager mode only (under `if paddle.in_dynamic_mode():`)")
-        raise refusal(cls, method, what, EagerOnlyAttributeError)
+        built = _body()
+        raise refusal(built.cls, built.method, what, EagerOnlyAttributeError)
 
     return __getattr__
 
 
-@contextlib.contextmanager
-def guarded(cls: type, method: str) -> Iterator[None]:
-    """While `cls.<method>` is built (see the module docstring)."""
-    from paddle import framework as public_framework
-    from paddle.base import framework as base_framework
+def _body() -> scope.Body:
+    """The body being built: the guards are swapped in only while one is (`body.body_rules`)."""
+    built = scope.current().body
+    if built is None:
+        raise RuntimeError("pylayer2static_runtime: an eager-only guard ran outside a body")
+    return built
 
-    tracer = base_framework._dygraph_tracer
-    tensor = paddle.Tensor.real if isinstance(paddle.Tensor, _TensorMeta) else paddle.Tensor  # a body in a body
+
+@functools.lru_cache(maxsize=None)
+def _dygraph_tracer(tracer: Callable[[], Any]) -> Callable[[], Any]:
+    """`tracer` (the framework's `_dygraph_tracer`), giving user code in a body a `_NoTracer`.
+    Made once per process, as the other guards: the body they refuse for is the scope's."""
 
     @paddle.jit.not_to_static  # called from converted code: as it is, not converted
     def dygraph_tracer() -> Any:
         real = tracer()
         if real is None and called_from_user(0):
-            return _NoTracer(cls, method)
+            built = _body()
+            return _NoTracer(built.cls, built.method)
         return real
 
-    def no_data(kind: type, name: str) -> Any:
-        own = kind.__dict__.get(name)
+    return dygraph_tracer
 
-        @paddle.jit.not_to_static
-        def refuse(self: Any, *args: Any, **kwargs: Any) -> Any:
-            if not called_from_user(0):  # paddle's own code gets what it had
-                if own is None:
-                    raise AttributeError(name)
-                return own(self, *args, **kwargs)
-            raise _refusal(
-                cls, method,
-                f"calls .{name}() on a tensor, which has no value while a static graph is built",
-                "keep the computation in paddle ops (paddle.where, paddle.clip, tensor arithmetic), "
-                "or give forward the number as a Python argument of apply",
-            )
 
-        return refuse
+@functools.lru_cache(maxsize=None)
+def _no_data(kind: type, name: str, own: Optional[Callable[..., Any]]) -> Callable[..., Any]:
+    """`kind.name` (`own`: its own, None when inherited or missing) refusing user code."""
 
+    @paddle.jit.not_to_static
+    def refuse(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not called_from_user(0):  # paddle's own code gets what it had
+            if own is None:
+                raise AttributeError(name)
+            return own(self, *args, **kwargs)
+        built = _body()
+        raise _refusal(
+            built.cls, built.method,
+            f"calls .{name}() on a tensor, which has no value while a static graph is built",
+            "keep the computation in paddle ops (paddle.where, paddle.clip, tensor arithmetic), "
+            "or give forward the number as a Python argument of apply",
+        )
+
+    return refuse
+
+
+@functools.lru_cache(maxsize=None)
+def _tensor_stand_in(real: type) -> type:
+    return _TensorMeta("Tensor", (), {"real": real, "__module__": "paddle"})
+
+
+@contextlib.contextmanager
+def guarded() -> Iterator[None]:
+    """While the body in scope is built (see the module docstring)."""
+    from paddle import framework as public_framework
+    from paddle.base import framework as base_framework
+
+    tracer = base_framework._dygraph_tracer
+    tensor = paddle.Tensor.real if isinstance(paddle.Tensor, _TensorMeta) else paddle.Tensor  # a body in a body
     with contextlib.ExitStack() as stack:
-        stack.enter_context(patch.swapped("eager_only.Tensor", paddle, "Tensor", _tensor_stand_in()))
-        stack.enter_context(patch.swapped("eager_only.dygraph_tracer", base_framework, "_dygraph_tracer", dygraph_tracer))
+        stack.enter_context(patch.swapped("eager_only.Tensor", paddle, "Tensor", _tensor_stand_in(tensor)))
+        stack.enter_context(
+            patch.swapped("eager_only.dygraph_tracer", base_framework, "_dygraph_tracer", _dygraph_tracer(tracer)))
         if getattr(public_framework, "_dygraph_tracer", None) is tracer:
             stack.enter_context(
-                patch.swapped("eager_only.dygraph_tracer", public_framework, "_dygraph_tracer", dygraph_tracer))
+                patch.swapped("eager_only.dygraph_tracer", public_framework, "_dygraph_tracer", _dygraph_tracer(tracer)))
         for kind in framework.static_types():
             for name in ("numpy", "item", "tolist"):  # own or inherited: restored as they were
-                stack.enter_context(patch.swapped("eager_only.no_data", kind, name, no_data(kind, name)))
+                refuse = _no_data(kind, name, kind.__dict__.get(name))
+                stack.enter_context(patch.swapped("eager_only.no_data", kind, name, refuse))
             stack.enter_context(patch.swapped("eager_only.missing_attribute", kind, "__getattr__",
-                                              _missing_attribute(cls, method, tensor)))
+                                              _missing_attribute(tensor)))
         yield

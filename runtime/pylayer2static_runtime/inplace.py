@@ -106,7 +106,10 @@ def _assign_output(args: Any, kwargs: Any) -> Any:
 
 
 def _zero_(self: Any) -> Any:
-    """`Tensor.zero_` on a static tensor."""
+    """`Tensor.zero_` on a static tensor: followed in a body; elsewhere missing, as static
+    tensors have no `zero_` (the followers stay in place for a whole build)."""
+    if scope.current().body is None:
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute 'zero_'")
     return paddle.zeros_like(self)
 
 
@@ -198,14 +201,27 @@ class _LoudWarnings:
 
 
 @contextlib.contextmanager
-def followed(body: scope.Body) -> Iterator[None]:
-    """While `body` is built: in-place APIs write as eager's do (see the module docstring);
-    in forward, `body.foreign` (the op's inputs) may not be written into."""
+def followers_installed() -> Iterator[None]:
+    """The in-place APIs' followers in place for the length of the block, unless they are
+    already: a build installs them once (dy2static's program, PIR's autodiff, one `apply`), as
+    swapping some 430 APIs in and out for every body was most of a small call's build time.
+    Outside a body a follower is the API itself (`_following`)."""
     from paddle.utils import inplace_utils
 
-    # `zero_` too, which static tensors lack
-    with scope.entered(body=body), patch.swapped_all("inplace.apis", _swaps()), contextlib.ExitStack() as stack:
+    if scope.current().apis_followed:
+        yield
+        return
+    with scope.entered(apis_followed=True), patch.swapped_all("inplace.apis", _swaps()), \
+            contextlib.ExitStack() as stack:
         if not isinstance(inplace_utils.warnings, _LoudWarnings):
             stack.enter_context(
                 patch.swapped("inplace.warnings", inplace_utils, "warnings", _LoudWarnings(inplace_utils.warnings)))
+        yield
+
+
+@contextlib.contextmanager
+def followed(body: scope.Body) -> Iterator[None]:
+    """While `body` is built: in-place APIs write as eager's do (see the module docstring);
+    in forward, `body.foreign` (the op's inputs) may not be written into."""
+    with followers_installed(), scope.entered(body=body):
         yield

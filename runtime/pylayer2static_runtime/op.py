@@ -25,6 +25,7 @@ where its forward/backward is defined; nothing is silently dropped or broadcast.
 `PyLayerOp` holds the call (`layout.CallLayout`); `build` is a `_Build`, steps over typed
 records (`_Inputs`, `_Outputs`), each IR's part behind `adapter.IrAdapter`.
 """
+import functools
 import inspect
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
@@ -81,6 +82,15 @@ class PyLayerOp:
         return _Build(self, adapter, ctx, forward, backward).op()
 
 
+@functools.lru_cache(maxsize=None)
+def _signature(fn: Callable[..., Any]) -> Optional[inspect.Signature]:
+    """`fn`'s signature, read once per function (a backward is built once per call), or None."""
+    try:
+        return inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+
+
 class _Build:
     """One `PyLayerOp.build`: the inputs, forward's and backward's sub-blocks, the outputs."""
 
@@ -118,7 +128,8 @@ class _Build:
         else:
             backward = self.backward_block
         try:
-            result = body.append_pylayer(self.forward_block, self.inputs.values, backward)
+            with self.adapter.op_semantics():
+                result = body.append_pylayer(self.forward_block, self.inputs.values, backward)
         except Exception as exc:  # noqa: BLE001 - re-raised, with the user's lines
             reraise_with_user_lines(exc)
         self.adapter.finish()
@@ -190,7 +201,7 @@ class _Build:
         # no forward body: its ops are built as backward's own.
         with scope.entered(backward_depth=scope.current().backward_depth + 1, forward_mode=None), \
                 body.converted_code_semantics(), self.adapter.backward_semantics(), body.eager_backward_grad_mode(), \
-                body.no_autograd_backward(self.cls), body.body_rules(self.cls, "backward", self.adapter, []):
+                body.no_autograd_backward(), body.body_rules(self.cls, "backward", self.adapter, []):
             result = structure.map_leaves(inplace.latest, self.static_backward(self.ctx, *slot_grads))
         flat = self._input_grads(result)
         if self.adapter.foreign_value(flat) is not None:
@@ -246,9 +257,8 @@ class _Build:
         )
 
     def _check_backward_arity(self, count: int) -> None:
-        try:
-            signature = inspect.signature(self.backward)
-        except (TypeError, ValueError):
+        signature = _signature(self.backward)
+        if signature is None:
             return
         try:
             signature.bind(object(), *([None] * count))

@@ -70,6 +70,12 @@ PATCHES: Dict[str, Patch] = {
     "dy2static.pir_from_func_spec": Patch(
         "paddle.jit.dy2static.program_translator.ConcreteProgram.pir_from_func_spec", "dy2static.py", "process",
         f"{_BOTH} python/paddle/jit/dy2static/program_translator.py"),
+    "dy2static.followers.from_func_spec": Patch(
+        "paddle.jit.dy2static.program_translator.ConcreteProgram.from_func_spec", "dy2static.py", "process",
+        f"{_BOTH} python/paddle/jit/dy2static/program_translator.py"),
+    "dy2static.followers.pir_from_func_spec": Patch(
+        "paddle.jit.dy2static.program_translator.ConcreteProgram.pir_from_func_spec", "dy2static.py", "process",
+        f"{_BOTH} python/paddle/jit/dy2static/program_translator.py"),
     "dy2static.shape_targets": Patch(
         "TensorShapeTransformer.visit_Attribute", "dy2static.py", "process",
         "paddle 3.3.1 python/paddle/jit/dy2static/transformers/tensor_shape_transformer.py, "
@@ -138,6 +144,9 @@ PATCHES: Dict[str, Patch] = {
     "legacy.adapter.Block.append_op": Patch(
         "paddle.base.framework.Block.append_op", "legacy/adapter.py", "build",
         f"{_BOTH} python/paddle/base/framework.py `Block.append_op` (`pass_stop_gradient`)"),
+    "legacy.adapter.Program._sync_with_cpp": Patch(
+        "paddle.base.framework.Program._sync_with_cpp (of the program being built)", "legacy/adapter.py", "build",
+        "paddle 2.6.2 python/paddle/static/nn/static_pylayer.py, python/paddle/base/framework.py"),
     "legacy.adapter.Variable.clone": Patch(
         "paddle.base.framework.Variable.clone", "legacy/adapter.py", "build",
         "paddle 2.6.2 python/paddle/base/framework.py, variable_index.py"),

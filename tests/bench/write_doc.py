@@ -1,7 +1,7 @@
 """Puts freshly measured figures into docs/PERFORMANCE.md (`make bench-doc`).
 
     python3 write_doc.py DOC [--measured TOOL.md MODELS.md] [--twins TWINS.md] [--twins-rows TWINS.md]
-        [--instructions INSTR.md]
+        [--instructions INSTR.md] [--construction CONSTRUCTION.md]
 
 `--measured` replaces everything between the doc's `<!-- measured: begin -->` and
 `<!-- measured: end -->` markers with the two measurement files; `--twins` replaces what is
@@ -12,8 +12,9 @@ between `<!-- twins: begin -->` and `<!-- twins: end -->` with the twins benchma
 table (`make bench-instructions`);
 `--twins-rows` puts in only the rows of the models its tables hold (`twins.sh --models NAME`),
 replacing those models' rows in the table of the same framework version and recounting the
-targets met, with a line saying when and how those rows were measured. The prose around the
-markers stays.
+targets met, with a line saying when and how those rows were measured; `--construction` replaces
+what is between `<!-- construction: begin -->` and `<!-- construction: end -->` with the
+construction benchmark's tables (tests/bench/construction.sh). The prose around the markers stays.
 """
 import argparse
 import re
@@ -111,6 +112,7 @@ def main() -> None:
     ap.add_argument("--twins", metavar="TWINS_MD")
     ap.add_argument("--instructions", metavar="INSTRUCTIONS_MD")
     ap.add_argument("--twins-rows", metavar="TWINS_MD")
+    ap.add_argument("--construction", metavar="CONSTRUCTION_MD")
     args = ap.parse_args()
     (text,) = read([args.doc])
     if args.measured:
@@ -127,6 +129,9 @@ def main() -> None:
     if args.twins_rows:
         (twins,) = read([args.twins_rows])
         text = replace_section(text, "twins", merge_rows(twins_section(text), twins))
+    if args.construction:
+        (construction,) = read([args.construction])
+        text = replace_section(text, "construction", construction)
     with open(args.doc, "w") as f:
         f.write(text)
 

@@ -325,3 +325,104 @@ def test_listing_a_to_static_programs_values_keeps_none_past_the_call(transpile)
         assert gc.collect() == 0, "listing the values left a reference cycle holding them"
     finally:
         gc.enable()
+
+
+STRAIGHT_LINE = '''
+import paddle
+import paddle.nn.functional as F
+
+
+class Plain:
+    @staticmethod
+    def forward(ctx, x, weight, scale):
+        y = paddle.matmul(x, weight) * scale
+        ctx.save_for_backward(x, weight)
+        ctx.scale = scale
+        return F.silu(y).reshape([-1])
+
+
+def shaped(ctx, x):
+    return x.reshape([x.shape[0], -1])
+
+
+def branching(ctx, x):
+    if x.mean() > 0:
+        return x
+    return -x
+
+
+def writing(ctx, buf, index, value):
+    paddle.scatter_(buf, index, value)
+    return buf
+
+
+def storing(ctx, x):
+    x[0] = 1.0
+    return x
+
+
+def assigning(ctx, x, y):
+    paddle.assign(y, output=x)
+    return x
+
+
+def helped(ctx, x):
+    return helper(x)
+
+
+def recomputing(ctx, x):
+    return ctx.run_function(x)
+
+
+def logical(ctx, x, flag):
+    return x * 2 if flag else x
+
+
+def helper(x):
+    return x
+'''
+
+
+def test_straight_line_bodies_run_as_written_and_others_are_converted(tmp_path) -> None:
+    """A body the conversion would not change (paddle APIs, tensor methods, ctx's own methods,
+    no control flow, shapes, in-place writes or calls of user code) runs as written; anything
+    else is converted (`unconverted.py`)."""
+    from pylayer2static_runtime.convert import static_function
+    from pylayer2static_runtime.unconverted import runs_unconverted
+
+    path = tmp_path / "bodies.py"
+    path.write_text(STRAIGHT_LINE)
+    module = harness.load_module(str(path), "e2e_runtime_bodies")
+    assert runs_unconverted(module.Plain.forward)
+    assert static_function(module.Plain.forward, "forward") is module.Plain.forward
+    converted = ["shaped", "branching", "writing", "storing", "assigning", "helped", "recomputing", "logical"]
+    for name in converted:
+        fn = getattr(module, name)
+        assert not runs_unconverted(fn), name
+        assert static_function(fn, name) is not fn, name
+
+
+def test_in_place_followers_are_installed_only_while_a_program_is_built(transpile) -> None:
+    """The followers of the in-place APIs are installed once per build (dy2static's program,
+    autodiff, one apply), not per body, and never outlive it; outside a body in a build,
+    `zero_`, which static tensors lack, stays missing."""
+    import paddle
+
+    from pylayer2static_runtime import inplace as p2s_inplace
+
+    module = harness.load_module(transpile(case("many_applies")), "e2e_runtime_followers")
+    originals = {name: getattr(paddle, name) for name in ("scatter_", "assign")}
+    installs = []
+    real_swaps = p2s_inplace._swaps
+
+    def counting_swaps():
+        installs.append(1)
+        return real_swaps()
+
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(p2s_inplace, "_swaps", counting_swaps)
+        harness.run_to_static(module, harness.reference_state(module))
+    assert 1 <= len(installs) <= 2, installs  # the forward program's build, then autodiff's
+    assert {name: getattr(paddle, name) for name in originals} == originals
+    with p2s_inplace.followers_installed(), pytest.raises(AttributeError, match="zero_"):
+        p2s_inplace._zero_(object())

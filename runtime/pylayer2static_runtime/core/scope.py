@@ -38,6 +38,8 @@ class BuildScope:
     forward."""
     body: Optional[Body] = None
     """The body whose in-place writes are followed, innermost."""
+    apis_followed: bool = False
+    """Whether the in-place APIs' followers are in place (`inplace.followers_installed`)."""
     followed_calls: int = 0
     """How many followed in-place API calls are running (their own warning is expected)."""
     sot_recording: bool = False

@@ -8,6 +8,7 @@ variables are re-declared by name in the backward block; at run time the backwar
 block finds them in the forward block's step scope).
 """
 import contextlib
+import functools
 import logging
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
@@ -233,29 +234,36 @@ class LegacyAdapter:
         `lora_A.T` in a backward (PaddleNLP's QuickLora) put its transpose there, after the
         op, where to_static's forward program prunes it: "Tensor holds no memory" too.
         """
-        def in_block_being_built(original: Callable[[Any], Any], elsewhere: Callable[[Any], Any]) -> Any:
-            @paddle.jit.not_to_static  # called from converted code: as it is, not converted
-            def method(self: Any) -> Any:
-                if self.block.idx == self.block.program.current_block_idx:
-                    return original(self)
-                return elsewhere(self)
-
-            return method
-
-        def detached_copy(var: Any) -> Any:
-            copy = paddle.assign(var)
-            copy.stop_gradient = True
-            return copy
-
-        clone = in_block_being_built(Variable.clone, paddle.assign)
-        detach = in_block_being_built(Variable.detach, detached_copy)
-        transposed = in_block_being_built(
-            Variable.T.fget, lambda var: paddle.transpose(var, list(reversed(range(len(var.shape))))))
-        size = in_block_being_built(Variable.size, paddle.numel)
+        clone, detach, transposed, size = _block_being_built_methods()
         with patch.swapped("legacy.adapter.Variable.clone", Variable, "clone", clone), \
                 patch.swapped("legacy.adapter.Variable.detach", Variable, "detach", detach), \
                 patch.swapped("legacy.adapter.Variable.T", Variable, "T", property(transposed)), \
                 patch.swapped("legacy.adapter.Variable.size", Variable, "size", size):
+            yield
+
+    @staticmethod
+    @contextlib.contextmanager
+    def op_semantics() -> Iterator[None]:
+        """While the op is appended: a sync of the program with its C++ description syncs
+        the blocks made since (the op's sub-blocks, and theirs).
+
+        paddle 2.6.2 static_pylayer.py syncs the whole program when each sub-block is done
+        (`complete_forward_block`, `complete_backward_block`), a pass over every op built so
+        far, twice per PyLayer call: building was quadratic in the program's size. What it
+        changes in C++ alone (variables renamed in the backward block and the blocks inside
+        it, the op's `blocks` attribute) is in those blocks; the blocks before them only got
+        ops and variables through Python, which holds them already.
+        """
+        program = paddle.static.default_main_program()
+        first_new = program.num_blocks
+
+        def sync_new_blocks() -> None:
+            for index in range(len(program.blocks), program.desc.num_blocks()):
+                program.blocks.append(Block(program, index))
+            for block in program.blocks[first_new:]:
+                block._sync_with_cpp()
+
+        with patch.swapped("legacy.adapter.Program._sync_with_cpp", program, "_sync_with_cpp", sync_new_blocks):
             yield
 
     @staticmethod
@@ -270,8 +278,8 @@ class LegacyAdapter:
         for block, name in self._declared:
             if block.has_var(name):
                 block._remove_var(name)
-        if self._declared:
-            self._declared[0][0].program._sync_with_cpp()
+        for block in {id(block): block for block, _ in self._declared}.values():
+            block._sync_with_cpp()  # those blocks alone: a whole program's sync per call was quadratic
         self._declared = []
         block = paddle.static.default_main_program().current_block()
         op = block.ops[-1] if block.ops else None
@@ -280,6 +288,29 @@ class LegacyAdapter:
             backward = block.program.block(ids[1])
             _no_gradient_stops(op, backward)
             _backward_role_within(backward)
+
+
+@functools.lru_cache(maxsize=None)
+def _block_being_built_methods() -> Tuple[Callable[[Any], Any], ...]:
+    """`Variable.clone`, `detach`, `T` and `size` appending to the block being built
+    (`LegacyAdapter.body_semantics`); made once, as a body is built per PyLayer call."""
+    def in_block_being_built(original: Callable[[Any], Any], elsewhere: Callable[[Any], Any]) -> Any:
+        @paddle.jit.not_to_static  # called from converted code: as it is, not converted
+        def method(self: Any) -> Any:
+            if self.block.idx == self.block.program.current_block_idx:
+                return original(self)
+            return elsewhere(self)
+
+        return method
+
+    def detached_copy(var: Any) -> Any:
+        copy = paddle.assign(var)
+        copy.stop_gradient = True
+        return copy
+
+    return (in_block_being_built(Variable.clone, paddle.assign), in_block_being_built(Variable.detach, detached_copy),
+            in_block_being_built(Variable.T.fget, lambda var: paddle.transpose(var, list(reversed(range(len(var.shape)))))),
+            in_block_being_built(Variable.size, paddle.numel))
 
 
 def _backward_role_within(backward: Any) -> None:

@@ -149,11 +149,12 @@ class PirAdapter:
             raise RuntimeError(
                 f"pylayer2static: expected {piped} saved values in the backward block, found {len(popped)}"
             )
-        # The program's parameters are listed (a walk over its global block) only when one is
-        # carried: once per backward built, that walk made building quadratic in program size.
-        parameters = _program_parameters() if piped < len(names) else {}
         it = iter(popped)
-        return [next(it) if name is None else parameters[name] for name in names]
+        restored = [next(it) if name is None else _program_parameter(name) for name in names]
+        missing = [name for name, value in zip(names, restored) if value is None]
+        if missing:
+            raise RuntimeError(f"pylayer2static: saved parameters {missing} are not in the backward program")
+        return restored
 
     def outputs_as_list(self, result: Any, count: int) -> List[Any]:
         """Undo `static_pylayer`'s unwrapping of a single output."""
@@ -258,6 +259,11 @@ class PirAdapter:
         return contextlib.nullcontext()
 
     @staticmethod
+    def op_semantics() -> Any:
+        """Appending the op needs nothing special in PIR."""
+        return contextlib.nullcontext()
+
+    @staticmethod
     def foreign_value(values: List[Any]) -> Optional[Any]:
         """A value backward's block reads, or returns, from another program, else None.
 
@@ -298,10 +304,12 @@ def _parameter_name(value: Any) -> Optional[str]:
     return value.name if op is not None and op.name() == "builtin.parameter" else None
 
 
-def _program_parameters() -> Dict[str, Any]:
-    """The parameters of the program being built, by name."""
-    block = paddle.static.default_main_program().global_block()
-    return {op.result(0).name: op.result(0) for op in block.ops if op.name() == "builtin.parameter"}
+def _program_parameter(name: str) -> Optional[Any]:
+    """The parameter `name` of the program being built, or None. Looked up by the program
+    itself: a walk over its global block per backward built made building quadratic in
+    program size."""
+    value = paddle.static.default_main_program().get_parameter_value_by_name(name)
+    return value if value.initialized() else None
 
 
 @contextlib.contextmanager
@@ -313,14 +321,11 @@ def _traced_parameters() -> Iterator[None]:
     recorder = framework.parameter_recorder()._global_parameter_recorder
 
     record = recorder.get
-    parameters: Dict[str, Any] = {}  # the program's, found once: backward adds none
 
     def get(program: Any, tensor: Any) -> Any:
         if _program_hash(program) in recorder.params_dict:
             return record(program, tensor)
-        if not parameters:
-            parameters.update(_program_parameters())
-        parameter = parameters.get(tensor.name)
+        parameter = _program_parameter(tensor.name)
         if parameter is None:
             raise PyLayerContractError(
                 f"backward reads '{tensor.name}', a tensor of the layer that the traced forward "

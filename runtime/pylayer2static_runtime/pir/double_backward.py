@@ -109,6 +109,19 @@ def _refuse_gradient_of_kept(grad_op: Any) -> None:
     )
 
 
+def _grad_ops_built(block: Any, count: int) -> List[Any]:
+    """The pylayer op `core.call_vjp` just built in `block` (which held `count` ops before), if any.
+
+    paddle 3.3.1 `PyLayerOp::Vjp` builds a combine op, then the pylayer op, at the insertion
+    point: the op now just before it. Found so rather than by a pass over the block per
+    PyLayer call (quadratic in a large model).
+    """
+    if block.num_ops() == count:
+        return []
+    last = paddle.pir.get_current_insertion_point().prev()
+    return [last] if last.name() == PYLAYER else []
+
+
 def inlining_grad_ops(call_vjp: Callable[..., Any]) -> Callable[..., Any]:
     """`core.call_vjp` (what paddle 3.3.1 ir_backward.py `append_backward_ops` calls for a
     pylayer op), then each pylayer op it built for a transpiled PyLayer inlined; the
@@ -123,9 +136,9 @@ def inlining_grad_ops(call_vjp: Callable[..., Any]) -> Callable[..., Any]:
         if not op.has_attr(CLASS_ATTR):
             return call_vjp(op, *args)
         block = paddle.pir.get_current_insertion_point().block()
-        before = op_ids(block)
+        count = block.num_ops()
         grads = call_vjp(op, *args)
-        for grad_op in [built for built in block.ops if built.id() not in before and built.name() == PYLAYER]:
+        for grad_op in _grad_ops_built(block, count):
             results = list(grad_op.results())
             values = _inline_grad_op(op, grad_op)
             if values is not None:

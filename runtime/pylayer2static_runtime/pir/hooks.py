@@ -29,6 +29,7 @@ from typing import Any, Callable, Iterator, List
 from .. import patch
 from ..core.errors import PyLayerContractError
 from ..core.records import SUFFIX
+from ..inplace import followers_installed
 from . import double_backward, export
 from .ops import MARK, forget_values, inline_pylayers, refuse_aliased_writes
 from .reload import rebuild_calls
@@ -88,7 +89,8 @@ def _after_append_backward(append_backward: Callable[..., Any]) -> Callable[...,
         rebuild_calls(training)
         _refuse_inlined_training(training)
         refuse_aliased_writes(training.program.global_block())
-        runnable = append_backward(self, *args, **kwargs)
+        with followers_installed():  # once for every PyLayer backward autodiff builds
+            runnable = append_backward(self, *args, **kwargs)
         _inline_runnable(runnable)
         return runnable
 
@@ -147,7 +149,8 @@ def _gradients_as_none(compute: Callable[..., Any], pairs: bool) -> Callable[...
     """
     @functools.wraps(compute)
     def none_for_no_gradient(*args: Any, **kwargs: Any) -> Any:
-        result = compute(*args, **kwargs)
+        with followers_installed():  # once for every PyLayer backward autodiff builds
+            result = compute(*args, **kwargs)
         if pairs:
             return [(param, _no_gradient_as_none(grad)) for param, grad in result]
         return [_no_gradient_as_none(grad) for grad in result]

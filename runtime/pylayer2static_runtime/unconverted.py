@@ -1,0 +1,118 @@
+"""Which forward and backward bodies run as written, without dy2static's conversion.
+
+Converting a function (paddle 3.3.1 and 2.6.2 program_translator.py `FunctionCache._convert`:
+its source read and parsed, some twenty AST transformers, the result written out, imported
+and mapped back to the source lines) costs some 13 ms per function, most of a small PyLayer's
+first build, and the converted code then runs every name and call through dy2static's
+wrappers. For straight-line code made only of paddle APIs and tensor methods, the conversion
+changes nothing: its transformers rewrite control flow (`if`, loops, `and`/`or`/`not`,
+conditional expressions), builtins (`len`, `print`, `int`, `range`, ...), `x.shape` (a
+dimension unknown when the graph is built becomes a tensor), in-place writes (`x[i] = v`,
+which later reads must see) and calls of user functions (converted in turn). A body with
+none of these runs the same ops either way, so it runs as written, exactly as eager runs it,
+its frames the user's own lines.
+
+The test is conservative: anything it does not know keeps the conversion.
+"""
+import ast
+import functools
+import inspect
+import textwrap
+import types
+from typing import Any, Optional, Set
+
+from . import framework
+
+_STATEMENTS = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return, ast.Pass)
+_EXPRESSIONS = (
+    ast.Name, ast.Constant, ast.Attribute, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Call, ast.Tuple,
+    ast.List, ast.Dict, ast.Set, ast.Subscript, ast.Slice, ast.Starred, ast.keyword, ast.JoinedStr,
+    ast.FormattedValue, ast.expr_context, ast.operator, ast.unaryop, ast.cmpop,
+)
+# The context's own methods (context.py `StaticContext`), the only calls made on ctx.
+_CONTEXT_METHODS = {"save_for_backward", "saved_tensor", "mark_non_differentiable", "mark_not_inplace",
+                    "set_materialize_grads"}
+# Tensor methods that write, hook or read data, which the conversion or the runtime handles.
+_TENSOR_METHODS_CONVERTED = {"register_hook", "set_value", "backward", "numpy", "item", "tolist"}
+_MODULES = ("paddle", "numpy", "math")
+_MAX_SOURCE = 20000  # longer bodies are rare, and not worth parsing twice
+
+
+@functools.lru_cache(maxsize=None)
+def _tensor_methods() -> Set[str]:
+    return {name for kind in framework.static_types() for name in dir(kind)
+            if not name.startswith("_") and name not in _TENSOR_METHODS_CONVERTED and not name.endswith("_")}
+
+
+def _module_of(node: ast.expr, scope: Any) -> Optional[types.ModuleType]:
+    """The module `node` (a name, or dotted names) is in `scope` (the function's globals)."""
+    if isinstance(node, ast.Name):
+        found = scope.get(node.id)
+    elif isinstance(node, ast.Attribute):
+        outer = _module_of(node.value, scope)
+        found = getattr(outer, node.attr, None) if outer is not None else None
+    else:
+        return None
+    return found if isinstance(found, types.ModuleType) else None
+
+
+def _plain_call(call: ast.Call, scope: Any, ctx_name: Optional[str], locals_: Set[str]) -> bool:
+    """A call of a paddle (or numpy, math) API, a tensor method, or a method of ctx."""
+    if any(keyword.arg in ("out", "output") for keyword in call.keywords):
+        return False  # `paddle.assign(y, output=x)` writes x in place
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr.endswith("_"):
+        return False  # a function by name (a user's, a builtin), or an in-place API
+    module = _module_of(func.value, scope)
+    if module is not None:
+        return module.__name__.split(".")[0] in _MODULES and not (func.attr == "assign" and len(call.args) > 1)
+    if isinstance(func.value, ast.Name) and func.value.id == ctx_name:
+        return func.attr in _CONTEXT_METHODS
+    if isinstance(func.value, ast.Name) and func.value.id not in locals_:
+        return False  # a method of a global object
+    return func.attr in _tensor_methods()
+
+
+def _plain(tree: ast.FunctionDef, scope: Any) -> bool:
+    args = tree.args
+    params = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
+    params += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
+    ctx_name = params[0] if params else None
+    locals_ = set(params) | {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    body = tree.body
+    for statement in body:
+        if not isinstance(statement, _STATEMENTS):
+            return False
+        for node in ast.walk(statement):
+            if isinstance(node, ast.stmt) and not isinstance(node, _STATEMENTS):
+                return False
+            if isinstance(node, ast.expr) and not isinstance(node, _EXPRESSIONS):
+                return False
+            if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+                return False
+            if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
+                return False
+            if isinstance(node, ast.Attribute) and node.attr in ("shape", "size"):
+                return False
+            if isinstance(node, ast.Call) and not _plain_call(node, scope, ctx_name, locals_):
+                return False
+    return True
+
+
+def runs_unconverted(fn: types.FunctionType) -> bool:
+    """Whether `fn`, a forward or backward as the user wrote it, runs as written (see the
+    module docstring)."""
+    try:
+        source = textwrap.dedent(inspect.getsource(fn))
+    except (OSError, TypeError):
+        return False
+    if len(source) > _MAX_SOURCE:
+        return False
+    try:
+        module = ast.parse(source)
+    except SyntaxError:
+        return False
+    tree = module.body[0] if module.body else None
+    if not isinstance(tree, ast.FunctionDef) or tree.name != fn.__code__.co_name:
+        return False
+    return _plain(tree, fn.__globals__)
