@@ -24,6 +24,8 @@ import tempfile
 import time
 from typing import Dict, List, Optional, Tuple
 
+from report import emit
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 KINDS = ("transpiled", "twin")
 # model file in twins/, block counts to build it with (None: as the file has it), target
@@ -135,12 +137,7 @@ def main() -> None:
     head = ["### paddlepaddle {} (`{} tests/bench/construction.py BIN --repeat {}`, {} cores, {})".format(
         paddle.__version__, os.path.relpath(sys.executable, os.getcwd()), args.repeat, os.cpu_count(),
         time.strftime("%Y-%m-%d")), ""]
-    text = "\n".join(head + lines + ["", "{} of {} targets met.".format(met, total)]) + "\n"
-    if args.out:
-        with open(args.out, "a") as f:
-            f.write(text + "\n")
-    else:
-        print(text)
+    emit(head + lines + ["", "{} of {} targets met.".format(met, total)], args.out)
 
 
 if __name__ == "__main__":

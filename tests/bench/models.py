@@ -19,6 +19,8 @@ import subprocess
 import sys
 import tempfile
 
+from report import emit
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 CHILD = r"""
 import importlib.util, statistics, sys, time
@@ -92,12 +94,7 @@ def main():
                 name[:-3], eager_step * 1e3, fw_c * 1e3, fw_s * 1e3, our_c * 1e3, our_s * 1e3,
                 our_c / fw_c, fw_cpu * 1e3, our_cpu * 1e3, our_cpu / fw_cpu, our_s / fw_s, our_s / eager_step))
             print(lines[-1], flush=True)
-    text = "\n".join(lines) + "\n"
-    if args.out:
-        with open(args.out, "a") as f:
-            f.write(text + "\n")
-    else:
-        print(text)
+    emit(lines, args.out)
 
 
 if __name__ == "__main__":

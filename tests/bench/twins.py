@@ -48,6 +48,8 @@ from collections import Counter
 from types import ModuleType
 from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
+from report import emit
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = ("lora_lm", "quant_conv", "lora_frozen")
 CHECK_STEPS = 3
@@ -402,12 +404,7 @@ def main() -> None:
         time.strftime("%Y-%m-%d")), ""]
     lines += table(rows)
     lines += ["", "{} of {} targets met.".format(count, sum(row.met != "" for row in rows))]
-    text = "\n".join(lines) + "\n"
-    if args.out:
-        with open(args.out, "a") as f:
-            f.write(text + "\n")
-    else:
-        print(text)
+    emit(lines, args.out)
 
 
 if __name__ == "__main__":
