@@ -78,10 +78,7 @@ def aliased_write_error(class_path: str, argument: Optional[int], writer: str) -
         "while a static graph's output is a tensor of its own, and the results would differ: return a "
         "copy from forward (x.clone()), or write into a copy"
     )
-    cls = _imported_class(class_path)
-    if cls is None:
-        return PyLayerContractError(f"PyLayer {class_path}: {message}")
-    return contract_error(cls, message, "forward")
+    return _error_of(class_path, message, "forward")
 
 
 def double_backward_error(class_path: str, line: Optional[str]) -> PyLayerContractError:
@@ -94,7 +91,13 @@ def double_backward_error(class_path: str, line: Optional[str]) -> PyLayerContra
         "its pylayer_grad op has no gradient op, whoever built it; eager mode and paddle 3.x static graphs can: "
         "take the second gradient in eager mode or on paddle 3.x, or write the computation without a PyLayer"
     )
+    return _error_of(class_path, message, "backward")
+
+
+def _error_of(class_path: str, message: str, method: str) -> PyLayerContractError:
+    """`contract_error` for the class an op names (`module.qualname`), or, where that class is
+    not imported, an error naming the path."""
     cls = _imported_class(class_path)
     if cls is None:
         return PyLayerContractError(f"PyLayer {class_path}: {message}")
-    return contract_error(cls, message, "backward")
+    return contract_error(cls, message, method)
