@@ -1,5 +1,6 @@
-"""Backward takes the square root of negative numbers: with `FLAGS_check_nan_inf` the run
-stops at the NaN, and the error must name this file's line in backward and the class."""
+"""A NaN in backward (the square root of negative numbers) under `FLAGS_check_nan_inf`.
+
+The run stops at the NaN, and the error must name this file's line in backward and the class."""
 import paddle
 from paddle.autograd import PyLayer
 
@@ -22,3 +23,4 @@ class Model(paddle.nn.Layer):
 
 
 INPUTS = [([2, 4], "float32", True)]
+FLAGS = {"FLAGS_check_nan_inf": True}  # stop the run at the first NaN or Inf an op makes

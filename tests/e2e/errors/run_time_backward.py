@@ -1,5 +1,5 @@
-"""Backward multiplies the gradient by the input flattened by `masked_select`, whose length
-only the run knows: a shape mismatch ([2, 4] against [8]) that fails while the program runs.
+"""A shape mismatch in backward that only the run sees ([2, 4] against `masked_select`'s [8]).
+
 The error must name this file's line in backward and the class."""
 import paddle
 from paddle.autograd import PyLayer

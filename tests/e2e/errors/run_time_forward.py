@@ -1,5 +1,6 @@
-"""Forward selects rows by an index out of range (row 7 of 2): the kernel refuses it while
-the program runs. The error must name this file's line in forward and the class."""
+"""An index out of range in forward (row 7 of 2), which the kernel refuses while the program runs.
+
+The error must name this file's line in forward and the class."""
 import paddle
 from paddle.autograd import PyLayer
 
