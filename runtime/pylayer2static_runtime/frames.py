@@ -10,7 +10,7 @@ import importlib.util
 import os
 import re
 import sys
-from typing import List, NamedTuple, NoReturn, Optional
+from typing import Any, Dict, List, NamedTuple, NoReturn, Optional, Tuple
 
 from .core.errors import PyLayerContractError, describe
 
@@ -92,13 +92,11 @@ def _parsed(callstack: List[str]) -> Optional[List[_Frame]]:
     return frames
 
 
-def _as_written(frame: _Frame) -> _Frame:
+def _as_written(frame: _Frame, origins: Dict[Tuple[str, int], Any]) -> _Frame:
     """`frame`, a converted function's mapped back to the user's source by dy2static's
-    origin map (as the framework maps a to_static program's ops, origin_info.py
+    origin map `origins` (as the framework maps a to_static program's ops, origin_info.py
     `update_op_callstack_with_origin_info`, which a backward built after it misses)."""
-    from paddle.jit.dy2static.origin_info import global_origin_info_map
-
-    origin = global_origin_info_map.get((frame.path, frame.line))
+    origin = origins.get((frame.path, frame.line))
     return frame if origin is None else _Frame(*origin.as_frame())
 
 
@@ -115,6 +113,10 @@ def user_callstack(callstack: List[str], cls: type, method: str) -> Optional[Lis
     to_static's error report keeps only frames). The frames around, above the call and below
     the body (the paddle API that built the op), stay as the framework keeps them.
     """
+    from paddle.jit.dy2static.origin_info import global_origin_info_map
+
+    if not any(RUNTIME_DIR in line for line in callstack):
+        return None
     frames = _parsed(callstack)
     ours = [i for i, frame in enumerate(frames or ()) if frame.path.startswith(RUNTIME_DIR)]
     if not ours:
@@ -123,11 +125,14 @@ def user_callstack(callstack: List[str], cls: type, method: str) -> Optional[Lis
     kept: List[_Frame] = []
     between: List[int] = []  # in `kept`, the user's frames between the call and the body
     body: List[int] = []  # and the body's (past the runtime's last frame)
-    for index, frame in enumerate(map(_as_written, frames)):
-        users = _users(frame.path) and not frame.name.startswith(_BUILDER_PREFIX)
-        if first <= index <= last and not users:
+    for index, frame in enumerate(_as_written(frame, global_origin_info_map) for frame in frames):
+        if index < first:  # above the call: as the framework keeps (and maps) it
+            kept.append(frame)
             continue
-        if users and index > first:
+        users = _users(frame.path) and not frame.name.startswith(_BUILDER_PREFIX)
+        if index <= last and not users:
+            continue
+        if users:
             (body if index > last else between).append(len(kept))
         kept.append(frame)
     named = _method_frame(kept, between, body, method)
