@@ -640,8 +640,9 @@ runtime's frames and paddle's between the `apply` call and the body go, the body
 the user's own file and line, and the frame of forward or backward itself reads
 `forward of PyLayer CLASS` / `backward of PyLayer CLASS`. Inlining keeps the rewritten stacks
 (PIR moves the ops themselves; the legacy IR copies each op with its attributes), so the ops the
-executor runs name the user's lines. Not covered: paddle 2.6.2 prints no call stack at all with a
-`FLAGS_check_nan_inf` error, for built-in ops too (the op type and its output's name only).
+executor runs name the user's lines. Not covered: paddle 2.6.2 prints no op's call stack with a
+`FLAGS_check_nan_inf` error, for built-in ops too (the op type and its output's name; under
+`to_static` the framework's own Python frames besides).
 
 Each cell: the error's type, then every frame of the case's file that the message names (line,
 function), for the transpiled case and for its built-in twin (`CASE_twin.py`, the same mistake
