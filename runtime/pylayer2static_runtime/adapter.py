@@ -81,6 +81,11 @@ class IrAdapter(Protocol):
     def op_semantics(self) -> ContextManager[Any]:
         """The framework as the pylayer op is appended, both its sub-blocks built."""
 
+    def rewrite_callstacks(self, rewrite: Callable[[List[str]], Optional[List[str]]]) -> None:
+        """Give each op of the sub-block being built, and of the blocks its ops hold, the call
+        stack `rewrite` makes of its own (kept where it makes None): the stack the framework
+        prints when the op fails at run time, and inlining keeps."""
+
     def foreign_value(self, values: List[Any]) -> Optional[Any]:
         """A value backward's block reads, or returns, from another program, else None."""
 

@@ -9,7 +9,8 @@ the same for both IRs; what differs by IR comes from the `adapter.IrAdapter` it 
   grad mode off, as eager runs them, unless they turn it on (the mode lives in the build
   scope, `core/scope.py`);
 - `no_autograd_backward`: `paddle.autograd.backward` in a backward is a contract error;
-- `body_rules`: in-place APIs followed (`inplace.py`), eager-only code refused (`eager_only.py`);
+- `body_rules`: in-place APIs followed (`inplace.py`), eager-only code refused (`eager_only.py`),
+  the ops' call stacks the user's (`frames.user_callstack`);
 - `as_static`, `append_pylayer`, `copy`, `cast`, `defines_backward`: the framework calls the
   build steps make.
 """
@@ -20,7 +21,7 @@ import paddle
 from paddle.base.dygraph.base import _convert_into_variable
 from paddle.static.nn import static_pylayer
 
-from . import eager_only, framework, inplace, patch
+from . import eager_only, framework, frames, inplace, patch
 from .adapter import IrAdapter
 from .core import scope
 from .core.errors import contract_error
@@ -180,10 +181,13 @@ def no_autograd_backward() -> Iterator[None]:
 def body_rules(cls: type, method: str, adapter: IrAdapter, foreign: List[Any]) -> Iterator[None]:
     """What forward's and backward's bodies alike are built under: the IR's own
     (`adapter.body_semantics`), in-place APIs followed (`foreign`: what forward may not
-    write into, inplace.py) and eager-only code refused at the user's line (eager_only.py)."""
+    write into, inplace.py) and eager-only code refused at the user's line (eager_only.py).
+    Once built, the body's ops carry the user's call stack (`frames.user_callstack`), so
+    an op that fails when the program runs names the user's line and the class."""
     with adapter.body_semantics(), inplace.followed(scope.Body(cls, method, foreign, adapter)), \
             eager_only.guarded():
         yield
+    adapter.rewrite_callstacks(lambda callstack: frames.user_callstack(callstack, cls, method))
 
 
 def append_pylayer(forward: Callable[..., Any], inputs: List[Any], backward: Any) -> Any:

@@ -8,9 +8,10 @@ of eager-only code (`eager_only.py`), of unfollowed in-place APIs (`inplace.py`)
 """
 import importlib.util
 import os
+import re
 import sys
 import types
-from typing import Any, NoReturn, Optional
+from typing import Any, Dict, List, NamedTuple, NoReturn, Optional, Tuple
 
 from .core.errors import PyLayerContractError, describe
 
@@ -36,21 +37,24 @@ def called_from_user(depth: int) -> bool:
     return frame is not None and not frame.f_code.co_filename.startswith(PADDLE_DIR)
 
 
-def _users_file(path: str) -> bool:
-    return not path.startswith((PADDLE_DIR, RUNTIME_DIR)) and not _passed_through(path)
+def _users(path: str) -> bool:
+    """Whether a frame in file `path` is the user's: outside paddle, the runtime, the
+    standard library's call plumbing and code made at run time (`<string>`)."""
+    return not path.startswith((PADDLE_DIR, RUNTIME_DIR, "<")) and "/importlib/" not in path \
+        and not _passed_through(path) and os.path.basename(path) not in ("contextlib.py", "functools.py")
 
 
 def accessed_by_user(depth: int) -> bool:
     """Whether the frame `depth` frames above the caller is the user's code itself (not
     paddle's, not the runtime's): for an attribute lookup, whose code looked it up."""
-    return _users_file(sys._getframe(depth + 2).f_code.co_filename)
+    return _users(sys._getframe(depth + 2).f_code.co_filename)
 
 
 def written_by_user(fn: Any) -> bool:
     """Whether `fn` is a Python function of the user's (or another library's) code, not of
     paddle or the runtime: a method a library patched onto `paddle.Tensor` at import."""
     code = getattr(fn, "__code__", None)
-    return isinstance(fn, types.FunctionType) and code is not None and _users_file(code.co_filename)
+    return isinstance(fn, types.FunctionType) and code is not None and _users(code.co_filename)
 
 
 def user_line() -> Optional[str]:
@@ -65,11 +69,99 @@ def user_line() -> Optional[str]:
         origin = global_origin_info_map.get((path, line))
         if origin is not None:
             return f"{origin.location.filepath}:{origin.location.lineno}"
-        if not path.startswith((PADDLE_DIR, RUNTIME_DIR, "<")) and "/importlib/" not in path \
-                and not _passed_through(path) and os.path.basename(path) not in ("contextlib.py", "functools.py"):
+        if _users(path):
             return f"{path}:{line}"
         frame = frame.f_back
     return None
+
+
+class _Frame(NamedTuple):
+    """One frame of an op's call stack, as the framework keeps it."""
+
+    path: str
+    line: int
+    name: str
+    code: str
+
+    def lines(self) -> List[str]:
+        return [f'  File "{self.path}", line {self.line}, in {self.name}', f"    {self.code}"]
+
+
+# An op's call stack is pairs of lines, as `traceback` prints a frame (paddle 3.3.1 PIR
+# `Operation.callstack`, 2.6.2 the `op_callstack` attribute, framework.py `Operator`):
+# `  File "PATH", line N, in NAME`, then `    CODE`.
+_FRAME_LINE = re.compile(r'\s*File "(?P<path>.*)", line (?P<line>\d+), in (?P<name>.*)$')
+_BUILDER_PREFIX = "_p2s_static_"  # the generated builders' names (src/plan.c)
+
+
+def _parsed(callstack: List[str]) -> Optional[List[_Frame]]:
+    if len(callstack) % 2:
+        return None
+    frames = []
+    for head, code in zip(callstack[::2], callstack[1::2]):
+        match = _FRAME_LINE.match(head)
+        if match is None:
+            return None
+        frames.append(_Frame(match["path"], int(match["line"]), match["name"], code.strip()))
+    return frames
+
+
+def _as_written(frame: _Frame, origins: Dict[Tuple[str, int], Any]) -> _Frame:
+    """`frame`, a converted function's mapped back to the user's source by dy2static's
+    origin map `origins` (as the framework maps a to_static program's ops, origin_info.py
+    `update_op_callstack_with_origin_info`, which a backward built after it misses)."""
+    origin = origins.get((frame.path, frame.line))
+    return frame if origin is None else _Frame(*origin.as_frame())
+
+
+def user_callstack(callstack: List[str], cls: type, method: str) -> Optional[List[str]]:
+    """The call stack of an op built in `cls.<method>`, as the user wrote the code: None when
+    it does not pass through the runtime (not one of ours, or rewritten already).
+
+    The framework prints an op's call stack when the op fails at run time (a shape mismatch,
+    an index out of range, `FLAGS_check_nan_inf`). Between the `apply` call and the body,
+    that stack is the runtime's and paddle's building (`apply`, the generated builder,
+    `static_pylayer`, the op's steps), and the body itself is dy2static's converted code in a
+    temporary file. Here those frames go, the body's are mapped to the user's source, and the
+    frame of `method` is named `method of PyLayer Class` (in the frame's own line, as
+    to_static's error report keeps only frames). The frames around, above the call and below
+    the body (the paddle API that built the op), stay as the framework keeps them.
+    """
+    from paddle.jit.dy2static.origin_info import global_origin_info_map
+
+    if not any(RUNTIME_DIR in line for line in callstack):
+        return None
+    frames = _parsed(callstack)
+    ours = [i for i, frame in enumerate(frames or ()) if frame.path.startswith(RUNTIME_DIR)]
+    if not ours:
+        return None
+    first, last = ours[0], ours[-1]
+    kept: List[_Frame] = []
+    between: List[int] = []  # in `kept`, the user's frames between the call and the body
+    body: List[int] = []  # and the body's (past the runtime's last frame)
+    for index, frame in enumerate(_as_written(frame, global_origin_info_map) for frame in frames):
+        if index < first:  # above the call: as the framework keeps (and maps) it
+            kept.append(frame)
+            continue
+        users = _users(frame.path) and not frame.name.startswith(_BUILDER_PREFIX)
+        if index <= last and not users:
+            continue
+        if users:
+            (body if index > last else between).append(len(kept))
+        kept.append(frame)
+    named = _method_frame(kept, between, body, method)
+    if named is not None:
+        kept[named] = kept[named]._replace(name=f"{method} of PyLayer {getattr(cls, '__qualname__', cls)}")
+    return [line for frame in kept for line in frame.lines()]
+
+
+def _method_frame(kept: List[_Frame], between: List[int], body: List[int], method: str) -> Optional[int]:
+    """Which of `kept` is `method` itself: the body's frame of that name (its first: the
+    user's function, before what it calls), else the innermost such frame between the call
+    and the body (an op the runtime built for a line of the body, as an in-place write),
+    else the body's first frame."""
+    named = [i for i in body if kept[i].name == method] or [i for i in between[::-1] if kept[i].name == method]
+    return named[0] if named else (body[0] if body else None)
 
 
 def refusal(cls: type, method: str, message: str, kind: type = PyLayerContractError) -> PyLayerContractError:

@@ -10,6 +10,7 @@ respect to the inputs that require them and to the parameters, and how many
 """
 import importlib.util
 import os
+import re
 import sys
 import tempfile
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
@@ -329,6 +330,30 @@ def static_train_losses(module: Any, state: Dict[str, np.ndarray], steps: int) -
         return losses
     finally:
         paddle.disable_static()
+
+
+def run_time_error(module: Any, mode: str) -> BaseException:
+    """What `module` raises in `mode` (`to_static`, `static`, ...) with its `FLAGS` set (a dict
+    for `paddle.set_flags`, as `FLAGS_check_nan_inf`); AssertionError when it runs."""
+    flags = getattr(module, "FLAGS", {})
+    before = paddle.get_flags(list(flags)) if flags else {}
+    paddle.set_flags(flags)
+    try:
+        globals()["run_" + mode](module, reference_state(module))
+    except Exception as exc:  # noqa: BLE001 - the error is the result
+        return exc
+    finally:
+        paddle.set_flags(before)
+        if not paddle.in_dynamic_mode():
+            paddle.disable_static()
+    raise AssertionError(f"{module.__name__} ran in {mode} without an error")
+
+
+def frames_in(path: str, message: str) -> List[Tuple[int, str]]:
+    """(line, function) of each frame of `path` an error message names
+    (`File "PATH", line N, in NAME`, as the framework prints an op's call stack)."""
+    found = re.findall(rf'File "{re.escape(path)}", line (\d+), in ([^\n]+)', message)
+    return [(int(line), name.strip()) for line, name in found]
 
 
 RTOL, ATOL = 1e-6, 1e-7

@@ -36,6 +36,7 @@ import tree_cases  # noqa: E402
 
 DOC = os.path.join(REPO, "docs", "SUPPORT.md")
 CASES_DIR = os.path.join(HERE, "cases")
+ERRORS_DIR = os.path.join(HERE, "errors")
 COMMAND = "tests/e2e/support_matrix.py"
 
 # Library classes run from their installed package (`pylayer2static run --package`): row name,
@@ -380,8 +381,45 @@ def _test_path(case: str) -> str:
     return f"../tests/e2e/cases/{case}.py"
 
 
+# Mistakes that fail while the program runs (tests/e2e/errors/CASE.py, each with its built-in
+# twin CASE_twin.py: the same mistake in a model of built-in ops), and the modes they run in.
+RUN_TIME_CASES = ["run_time_backward", "run_time_forward", "nan_backward"]
+RUN_TIME_MODES = ("to_static", "static")
+
+
+def _named_frames(path: str, run: Callable[[], BaseException]) -> str:
+    """A cell: the error's type and the frames of `path` its message names (line, function)."""
+    try:
+        exc = run()
+    except AssertionError as no_error:
+        return f"ran: {no_error}"
+    frames = harness.frames_in(path, str(exc))
+    names = ", ".join(f"{line} `{name}`" for line, name in frames) or "no line of it"
+    return f"{type(exc).__name__}: {names}"
+
+
+def run_time_errors(binary: str) -> Dict[str, Dict[str, Any]]:
+    """{case: {"covers", MODE: {"pylayer2static", "twin"}}}: what the run-time error of each
+    case names, transpiled and as its built-in twin."""
+    found: Dict[str, Dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for case in RUN_TIME_CASES:
+            path = _transpile(binary, os.path.join(ERRORS_DIR, case + ".py"), tmp)
+            module = harness.load_module(path, f"support_error_{case}")
+            twin_path = os.path.join(ERRORS_DIR, case + "_twin.py")
+            twin = harness.load_module(twin_path, f"support_error_twin_{case}")
+            found[case] = {"covers": _description(module)}
+            for mode in RUN_TIME_MODES:
+                found[case][mode] = {
+                    "pylayer2static": _named_frames(path, lambda: harness.run_time_error(module, mode)),
+                    "twin": _named_frames(twin_path, lambda: harness.run_time_error(twin, mode)),
+                }
+    return found
+
+
 def run_data(binary: str) -> Dict[str, Any]:
-    """This framework version's cells: {"version", "ir", "python", "rows": {case: {...}}}."""
+    """This framework version's cells: {"version", "ir", "python", "rows": {case: {...}},
+    "run_time_errors": {case: {...}}}."""
     body = rows(binary)
     return {
         "version": paddle.__version__,
@@ -389,6 +427,7 @@ def run_data(binary: str) -> Dict[str, Any]:
         "python": sys.version.split()[0],
         "rows": {name: {"covers": desc, "eager": eager, "framework": fw, "pylayer2static": p2s}
                  for name, desc, eager, fw, p2s in body},
+        "run_time_errors": run_time_errors(binary),
     }
 
 
@@ -600,7 +639,34 @@ case links to its test.
 """
 
 SECTION = "features"
+RUN_TIME_SECTION = "run-time-errors"
 DATA_DIR = os.path.join(REPO, "docs", "support-data")
+
+RUN_TIME_HEADER = """## Errors while the program runs
+
+When an op fails while a static program runs (a shape mismatch only the run sees, an index out
+of range, `FLAGS_check_nan_inf` finding a NaN or Inf), the framework prints the Python call stack
+kept on the op when it was built (PIR: `Operation.callstack`; the 2.6.2 Program IR: the
+`op_callstack` attribute): in full for a static program ("In user code:"), and for a
+`to_static` forward as the frames of the user's converted code ("In transformed code:"). An op
+of a PyLayer's forward or backward was built by the runtime, from code dy2static converted into a
+temporary file (and on PIR a backward is built after the framework maps those files back to the
+user's source). So the runtime rewrites the call stack of every op a body builds, once the body is
+built (`body.py` `body_rules`, `frames.py` `user_callstack`, through each IR's adapter): the
+runtime's frames and paddle's between the `apply` call and the body go, the body's frames name
+the user's own file and line, and the frame of forward or backward itself reads
+`forward of PyLayer CLASS` / `backward of PyLayer CLASS`. Inlining keeps the rewritten stacks
+(PIR moves the ops themselves; the legacy IR copies each op with its attributes), so the ops the
+executor runs name the user's lines. Not covered: paddle 2.6.2 prints no op's call stack with a
+`FLAGS_check_nan_inf` error, for built-in ops too (the op type and its output's name; under
+`to_static` the framework's own Python frames besides).
+
+Each cell: the error's type, then every frame of the case's file that the message names (line,
+function), for the transpiled case and for its built-in twin (`CASE_twin.py`, the same mistake
+written in a model of built-in ops, whose ops the framework builds itself); to_static runs the
+model's forward and backward, static is a pure static program with `paddle.static.gradients`
+(`tests/e2e/test_errors.py` checks the same).
+"""
 
 
 def _section_markers(name: str) -> Tuple[str, str]:
@@ -614,10 +680,31 @@ def _sections(text: str) -> Dict[str, str]:
     return found
 
 
+def run_time_table(runs: List[Dict[str, Any]]) -> str:
+    """The run-time errors section: each case and mode, what ours and the twin's name, per version."""
+    runs = sorted(runs, key=lambda d: [int(x) for x in re.findall(r"\d+", d["version"])], reverse=True)
+    head = "| case | mistake | mode |" + "".join(
+        f" {d['version']} pylayer2static | {d['version']} built-in twin |" for d in runs)
+    lines = [RUN_TIME_HEADER, head, "|---|---|---|" + "---|---|" * len(runs)]
+    for case in RUN_TIME_CASES:
+        covers = next((d["run_time_errors"][case]["covers"] for d in runs if case in d.get("run_time_errors", {})), "")
+        for mode in RUN_TIME_MODES:
+            cells = ""
+            for d in runs:
+                cell = d.get("run_time_errors", {}).get(case, {}).get(mode)
+                cells += " {pylayer2static} | {twin} |".format(**cell) if cell else " — | — |"
+            lines.append(f"| [`{case}`](../tests/e2e/errors/{case}.py) | {covers} | {mode} |{cells}")
+    return "\n".join(lines)
+
+
+GENERATED = (SECTION, RUN_TIME_SECTION)  # this tool's sections, first and in this order
+
+
 def render(sections: Dict[str, str]) -> str:
-    """The doc: the header, this table, then the sections other tools write (kept as they are)."""
+    """The doc: the header, this tool's sections, then the sections other tools write (kept as
+    they are)."""
     parts = [HEADER]
-    for name in [SECTION] + [n for n in sections if n != SECTION]:
+    for name in [n for n in GENERATED if n in sections] + [n for n in sections if n not in GENERATED]:
         begin, end = _section_markers(name)
         parts.append(f"{begin}\n{sections[name]}\n{end}\n")
     return "\n".join(parts)
@@ -667,6 +754,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     old = open(args.doc, encoding="utf-8").read() if os.path.exists(args.doc) else ""
     sections = {n: t for n, t in _sections(old).items() if not re.fullmatch(r"[\d.]+", n)}
     sections[SECTION] = table(list(runs.values()))
+    sections[RUN_TIME_SECTION] = run_time_table(list(runs.values()))
     doc = render(sections)
     if args.check:
         if old_json == fresh_json and doc == old:

@@ -196,3 +196,60 @@ def test_eager_runs_what_is_refused(case: str) -> None:
     state = harness.reference_state(module)
     result = harness.run_eager(module, state)
     assert result.outputs and all(g is not None for g in result.grads.values())
+
+
+RUN_TIME_ERRORS = [
+    # (case, class, method, the user's line at fault, what the framework says)
+    ("run_time_backward", "Scale", "backward", "return dy * kept", "Broadcast dimension mismatch"),
+    ("run_time_forward", "PickRows", "forward", "return paddle.index_select(x * 2.0, rows)",
+     "but received index_data[i]:7 >= input_dim[dim]:2"),
+]
+
+
+@pytest.mark.parametrize("mode", ("to_static", "static"))
+@pytest.mark.parametrize("case,cls,method,text,message", RUN_TIME_ERRORS, ids=[c[0] for c in RUN_TIME_ERRORS])
+def test_run_time_error_names_the_user_line_and_the_class(case: str, cls: str, method: str, text: str,
+                                                          message: str, mode: str, transpile) -> None:
+    """An op of a PyLayer's body that fails while the program runs (to_static training, a pure
+    static program, both after inlining): the framework prints the op's call stack, which names
+    the user's line in forward/backward, in a frame naming the class, not the runtime's frames
+    or dy2static's temporary files."""
+    path, module = _load(case, transpile)
+    error = str(harness.run_time_error(module, mode))
+    assert message in error, error
+    assert (_line_of(path, text), f"{method} of PyLayer {cls}") in harness.frames_in(path, error), error
+    assert "pylayer2static_runtime" not in error and "to_static_tmp" not in error, error
+
+
+@pytest.mark.parametrize("mode", ("to_static", "static"))
+@pytest.mark.parametrize("case", [c[0] for c in RUN_TIME_ERRORS])
+def test_run_time_error_is_no_worse_than_the_built_in_twin(case: str, mode: str, transpile) -> None:
+    """The same mistake in the model written with built-in ops (`<case>_twin.py`): the
+    framework's message names the twin's lines; ours names no fewer of the user's, and the
+    class besides."""
+    path, module = _load(case, transpile)
+    twin_path = os.path.join(ERRORS_DIR, case + "_twin.py")
+    twin = harness.load_module(twin_path, f"e2e_errors_twin_{case}")
+    ours = harness.frames_in(path, str(harness.run_time_error(module, mode)))
+    theirs = harness.frames_in(twin_path, str(harness.run_time_error(twin, mode)))
+    assert theirs and len(ours) >= len(theirs), (ours, theirs)
+    assert any(" of PyLayer " in name for _, name in ours), ours
+
+
+@pytest.mark.parametrize("mode", ("to_static", "static"))
+def test_nan_in_backward_names_the_user_line_and_the_class(mode: str, transpile) -> None:
+    """`FLAGS_check_nan_inf` stops the run at a NaN a backward makes. paddle 3.3.1 prints the
+    op's call stack: the user's line in backward and the class, where the built-in twin's
+    names its line. paddle 2.6.2 prints no call stack with this error, for built-in ops too
+    (the op and its output's name only)."""
+    path, module = _load("nan_backward", transpile)
+    error = str(harness.run_time_error(module, mode))
+    assert "There are NAN or INF" in error, error
+    twin_path = os.path.join(ERRORS_DIR, "nan_backward_twin.py")
+    twin = str(harness.run_time_error(harness.load_module(twin_path, "e2e_errors_twin_nan"), mode))
+    if paddle.__version__.startswith("2.6"):
+        assert not harness.frames_in(path, error) and not harness.frames_in(twin_path, twin), (error, twin)
+        return
+    line = _line_of(path, "return dy * paddle.sqrt(x - 100.0)")
+    assert (line, "backward of PyLayer Root") in harness.frames_in(path, error), error
+    assert harness.frames_in(twin_path, twin), twin

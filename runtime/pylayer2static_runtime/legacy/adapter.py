@@ -21,6 +21,7 @@ from ..core.errors import PyLayerContractError
 from .inline import BACKWARD_ROLE, CLASS_ATTR, ROLE_ATTR, child_blocks
 
 LOG = logging.getLogger("pylayer2static_runtime")
+CALLSTACK_ATTR = core.op_proto_and_checker_maker.kOpCreationCallstackAttrName()  # "op_callstack"
 
 
 class LegacyAdapter:
@@ -265,6 +266,22 @@ class LegacyAdapter:
 
         with patch.swapped("legacy.adapter.Program._sync_with_cpp", program, "_sync_with_cpp", sync_new_blocks):
             yield
+
+    @staticmethod
+    def rewrite_callstacks(rewrite: Callable[[List[str]], Optional[List[str]]]) -> None:
+        """Rewrite the `op_callstack` attribute (paddle 2.6.2 framework.py `Operator` fills it;
+        the executor prints it when the op fails, op_call_stack.cc; inlining copies the op's
+        desc with it, `inline.py`)."""
+        program = paddle.static.default_main_program()
+        pending = [program.current_block()]
+        while pending:
+            block = pending.pop()
+            for op in block.ops:
+                pending.extend(child_blocks(program, op))
+                if op.has_attr(CALLSTACK_ATTR):
+                    rewritten = rewrite(op.attr(CALLSTACK_ATTR))
+                    if rewritten is not None:
+                        op._set_attr(CALLSTACK_ATTR, rewritten)
 
     @staticmethod
     def foreign_value(values: List[Any]) -> Optional[Any]:

@@ -18,6 +18,8 @@ from ..core import records
 from ..core.errors import PyLayerContractError
 from .ops import CLASS_ATTR, PYLAYER, is_in_place
 
+CALLSTACK_ATTR = "op_callstack"  # paddle 3.3.1 `core.op_proto_and_checker_maker.kOpCreationCallstackAttrName()`
+
 
 class PirAdapter:
     """Per-op glue between `PyLayerOp` and PIR's `static_pylayer` (an `adapter.IrAdapter`)."""
@@ -262,6 +264,21 @@ class PirAdapter:
     def op_semantics() -> Any:
         """Appending the op needs nothing special in PIR."""
         return contextlib.nullcontext()
+
+    @staticmethod
+    def rewrite_callstacks(rewrite: Callable[[List[str]], Optional[List[str]]]) -> None:
+        """Rewrite `Operation.callstack` (paddle 3.3.1: the `op_callstack` attribute, which
+        the interpreter prints when the op fails, pir_interpreter.cc; inlining moves the op
+        itself, `ops.py`, so it keeps it)."""
+        pending = [paddle.pir.get_current_insertion_point().block()]
+        while pending:
+            block = pending.pop()
+            for op in block.ops:
+                pending.extend(op.blocks())
+                if op.has_attr(CALLSTACK_ATTR):
+                    rewritten = rewrite(op.callstack)
+                    if rewritten is not None:
+                        op.callstack = rewritten
 
     @staticmethod
     def foreign_value(values: List[Any]) -> Optional[Any]:
