@@ -14,6 +14,8 @@ of its `MODES_2_6`, so the framework bugs show in the table).
 """
 import argparse
 import difflib
+import importlib
+import importlib.util
 import json
 import os
 import re
@@ -273,6 +275,26 @@ def _framework_double_backward() -> Tuple[str, str]:
     return "✅ runs", "✅ equal" if fw is None else f"❌ {fw}"
 
 
+def forget_program_records() -> None:
+    """Empty dy2static's per-program records, as a fresh process has them, between the cases of
+    the framework's own path: a failed build or jit.save of that path leaves its program's
+    records (keyed by id(program)) behind, and a later case's program given the freed id
+    inherits them (another case's parameter: a `KeyError`, a broadcast error, wrong outputs),
+    so a case's result depended on memory reuse (paddle 3.3.1 and 2.6.2)."""
+    from paddle.jit.dy2static.program_translator import ProgramTranslator
+
+    translator = ProgramTranslator.get_instance()
+    where = "paddle.jit.dy2static.parameter_recorder"  # 3.3.1; 2.6.2 keeps it in pir_dy2static
+    if importlib.util.find_spec(where) is None:
+        where = "paddle.jit.pir_dy2static.parameter_recorder"
+    recorder = importlib.import_module(where)
+    for owner in (translator._params_recorder, translator._inplace_map,
+                  recorder._global_parameter_recorder, recorder._global_inplace_map):
+        for table in vars(owner).values():
+            if isinstance(table, dict):
+                table.clear()
+
+
 FRAMEWORK_MARKER = "P2S-FRAMEWORK-CELL "
 
 
@@ -282,6 +304,7 @@ def print_framework_cells(start: int) -> None:
     the framework's dy2static treats PyLayer classes (see the runtime's dy2static.py)."""
     for name, cells in _framework_jobs()[start:]:
         print(FRAMEWORK_MARKER + json.dumps([name, list(cells())]), flush=True)
+        forget_program_records()
     assert "pylayer2static_runtime" not in sys.modules, "the framework column ran with the runtime imported"
 
 

@@ -18,8 +18,6 @@ when it fails to convert exactly as unconverted.txt lists it (the lacking op) an
 alike; the framework's path is recorded, not judged.
 """
 import argparse
-import importlib
-import importlib.util
 import json
 import os
 import re
@@ -106,28 +104,9 @@ def export_all(kind: str, out: str, start: int) -> None:
                     for name in twins.TWINS)
     for name, job in jobs[start:]:
         print(MARKER + json.dumps([name, support_matrix.attempt(job)]), flush=True)
-        _forget_program_records()
+        support_matrix.forget_program_records()
     if kind == "framework":
         assert "pylayer2static_runtime" not in sys.modules, "the framework's exports ran with the runtime imported"
-
-
-def _forget_program_records() -> None:
-    """Empty dy2static's per-program records, as a fresh process has them: a failed jit.save of
-    the framework's own path leaves its program's records (keyed by id(program)) behind, and a
-    later case's program given the freed id inherits them (`KeyError` of another case's
-    parameter), so a case's result depended on memory reuse (paddle 3.3.1 and 2.6.2)."""
-    from paddle.jit.dy2static.program_translator import ProgramTranslator
-
-    translator = ProgramTranslator.get_instance()
-    where = "paddle.jit.dy2static.parameter_recorder"  # 3.3.1; 2.6.2 keeps it in pir_dy2static
-    if importlib.util.find_spec(where) is None:
-        where = "paddle.jit.pir_dy2static.parameter_recorder"
-    recorder = importlib.import_module(where)
-    for owner in (translator._params_recorder, translator._inplace_map,
-                  recorder._global_parameter_recorder, recorder._global_inplace_map):
-        for table in vars(owner).values():
-            if isinstance(table, dict):
-                table.clear()
 
 
 def _export_case(original: Any, module: Any, where: str, reference: bool) -> None:
