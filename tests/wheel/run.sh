@@ -96,6 +96,26 @@ else
     ko "the runtime is not the venv's or its version differs" "$tmp/rt"
 fi
 
+# 4b. the runtime alone, as `pip install ./runtime` installs it (not editable): every layer of
+# the package is there, and it imports beside the released framework.
+rt_target=$tmp/runtime-alone
+mkdir -p "$tmp/runtime-src"
+if (cd "$root/runtime" && git ls-files -z | xargs -0 tar -cf - | tar -xf - -C "$tmp/runtime-src") &&
+   "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps --target "$rt_target" "$tmp/runtime-src" \
+        >"$tmp/rt-alone" 2>&1 &&
+   run env PYTHONPATH="$rt_target" python -c '
+import sys, pylayer2static_runtime as r
+assert r.__file__.startswith(sys.argv[1]), r.__file__
+from pylayer2static_runtime.core import scope
+from pylayer2static_runtime.pir import ops
+from pylayer2static_runtime.legacy import inline
+print(r.__file__)
+' "$rt_target" >>"$tmp/rt-alone" 2>&1; then
+    ok "pip install ./runtime installs the whole runtime (core/, pir/, legacy/) and it imports"
+else
+    ko "pip install ./runtime gave an incomplete runtime" "$tmp/rt-alone"
+fi
+
 # 5. a self-contained binary
 bin=$venv/bin/pylayer2static
 needed=$(readelf -d "$bin" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
