@@ -26,8 +26,7 @@ from . import framework
 _STATEMENTS = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return, ast.Pass)
 _EXPRESSIONS = (
     ast.Name, ast.Constant, ast.Attribute, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Call, ast.Tuple,
-    ast.List, ast.Dict, ast.Set, ast.Subscript, ast.Slice, ast.Starred, ast.keyword, ast.JoinedStr,
-    ast.FormattedValue, ast.expr_context, ast.operator, ast.unaryop, ast.cmpop,
+    ast.List, ast.Dict, ast.Set, ast.Subscript, ast.Slice, ast.Starred, ast.JoinedStr, ast.FormattedValue,
 )
 # The context's own methods (context.py `StaticContext`), the only calls made on ctx.
 _CONTEXT_METHODS = {"save_for_backward", "saved_tensor", "mark_non_differentiable", "mark_not_inplace",
@@ -79,10 +78,7 @@ def _plain(tree: ast.FunctionDef, scope: Any) -> bool:
     params += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
     ctx_name = params[0] if params else None
     locals_ = set(params) | {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    body = tree.body
-    for statement in body:
-        if not isinstance(statement, _STATEMENTS):
-            return False
+    for statement in tree.body:
         for node in ast.walk(statement):
             if isinstance(node, ast.stmt) and not isinstance(node, _STATEMENTS):
                 return False

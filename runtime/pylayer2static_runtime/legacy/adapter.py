@@ -18,7 +18,8 @@ from paddle.base.framework import Block, Parameter, Variable  # paddle 2.6.2 (al
 
 from .. import patch
 from ..core.errors import PyLayerContractError
-from .inline import BACKWARD_ROLE, CLASS_ATTR, ROLE_ATTR, child_blocks
+from .blocks import child_blocks
+from .inline import BACKWARD_ROLE, CLASS_ATTR, ROLE_ATTR
 
 LOG = logging.getLogger("pylayer2static_runtime")
 CALLSTACK_ATTR = core.op_proto_and_checker_maker.kOpCreationCallstackAttrName()  # "op_callstack"

@@ -21,6 +21,7 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 from paddle.base import core, unique_name
 from paddle.base.framework import Operator
 
+from .blocks import child_blocks, names_in_other_blocks
 from .unused import drop_unused
 
 LOG = logging.getLogger("pylayer2static_runtime")
@@ -66,17 +67,6 @@ def _unshadow(global_block: Any, blocks: List[Any], own: Set[str] = frozenset())
         for name, var in list(block.vars.items()):
             if name not in own and not var.persistable and global_block.has_var(name):
                 _rename(block, name, fresh.setdefault(name, _fresh_name(global_block.program, name)))
-
-
-def child_blocks(program: Any, op: Any) -> List[Any]:
-    """The blocks op's attributes hold (a conditional_block's, a while's, a pylayer's)."""
-    blocks = []
-    for name in op.attr_names:
-        if op.attr_type(name) == core.AttrType.BLOCK:
-            blocks.append(program.block(op._block_attr_id(name)))
-        elif op.attr_type(name) == core.AttrType.BLOCKS:
-            blocks.extend(program.block(i) for i in op._blocks_attr_ids(name))
-    return blocks
 
 
 def _move_ops(global_block: Any, index: int, body: Any, cls: Optional[str]) -> int:
@@ -307,10 +297,7 @@ class _Uses:
                 self.writers[name].append(at)
             if op.type == "fetch":
                 self.elsewhere.update(op.input_arg_names)
-        for block in program.blocks[1:]:
-            for op in block.ops:
-                self.elsewhere.update(op.input_arg_names)
-                self.elsewhere.update(op.output_arg_names)
+        self.elsewhere |= names_in_other_blocks(program)
 
     def read_original(self, ops: List[Any], at: int, source: str, copy: str) -> bool:
         """Let the readers of `copy`, written by the `assign` at `at` alone, read `source`,

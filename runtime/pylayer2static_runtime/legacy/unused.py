@@ -18,23 +18,14 @@ from typing import Any, List, Set
 from paddle.base import core
 
 from ..core.effects import has_effects
+from .blocks import child_blocks, names_in_other_blocks
 
 LOG = logging.getLogger("pylayer2static_runtime")
 
 
-def _names_elsewhere(program: Any) -> Set[str]:
-    """The names the program's blocks but the global one use."""
-    return {name for block in program.blocks[1:] for op in block.ops
-            for name in op.input_arg_names + op.output_arg_names}
-
-
-def _has_blocks(op: Any) -> bool:
-    return any(op.attr_type(name) in (core.AttrType.BLOCK, core.AttrType.BLOCKS) for name in op.attr_names)
-
-
 def _droppable(block: Any, op: Any, read: Set[str]) -> bool:
     outputs = [name for name in op.output_arg_names if name != core.kEmptyVarName()]
-    if not outputs or has_effects(op.type) or _has_blocks(op):
+    if not outputs or has_effects(op.type) or child_blocks(block.program, op):
         return False
     for name in outputs:
         var = block._find_var_recursive(name)
@@ -57,7 +48,7 @@ def drop_unused(program: Any, backward_ops: List[Any], kept: Set[str]) -> int:
     name. The number dropped."""
     block = program.global_block()
     ours = {id(op) for op in backward_ops}
-    read = set(kept) | _names_elsewhere(program)
+    read = set(kept) | names_in_other_blocks(program)
     dropped: List[int] = []
     written: Set[str] = set()
     for at in reversed(range(len(block.ops))):
