@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nameset.h"
 #include "parse.h"
 #include "version.h"
 
@@ -66,6 +67,23 @@ void p2s_plan_release(P2sPlan *self)
         p2s_free(self->edits.contents[i].text);
     array_delete(&self->edits);
     p2s_strbuf_release(&self->tail);
+    for (size_t i = 0; i < self->builders.size; i++)
+        p2s_free(self->builders.contents[i].qualname);
+    array_delete(&self->builders);
+    p2s_strings_release(&self->shapes);
+}
+
+void p2s_plan_expand(const char *shape, const char *qualname, P2sStrbuf *out)
+{
+    for (const char *c = shape; *c; c++) {
+        if (*c == P2S_PLAN_NAME)
+            p2s_strbuf_adds(out, qualname);
+        else if (*c == P2S_PLAN_MANGLED)
+            for (const char *q = qualname; *q; q++)
+                p2s_strbuf_adds(out, *q == '.' ? "__" : (char[2]){*q, 0});
+        else
+            p2s_strbuf_addch(out, *c);
+    }
 }
 
 static bool plan__has_arguments(TSNode args)
@@ -205,31 +223,40 @@ static void plan__builder_parameters(const P2sSignature *forward, P2sStrbuf *sig
         p2s_strbuf_addch(args, ',');  /* (x,) and (*xs,): a tuple, not parentheses */
 }
 
-static void plan__add_builder(P2sStrbuf *tail, const P2sPyLayerClass *cls,
+/* Appends cls's builder to the tail, made from its shape (the shape is added to the plan's
+ * when new). */
+static void plan__add_builder(P2sPlan *plan, P2sNameSet *shape_index, const P2sPyLayerClass *cls,
                               const char *eol)
 {
-    P2sStrbuf sig, args, kwargs, fname;
+    P2sStrbuf sig, args, kwargs, shape;
     p2s_strbuf_init(&sig);
     p2s_strbuf_init(&args);
     p2s_strbuf_init(&kwargs);
-    p2s_strbuf_init(&fname);
+    p2s_strbuf_init(&shape);
     plan__builder_parameters(cls->signature, &sig, &args, &kwargs);
-    p2s_strbuf_adds(&fname, "_p2s_static_");
-    for (const char *c = cls->qualname; *c; c++)
-        p2s_strbuf_adds(&fname, *c == '.' ? "__" : (char[2]){*c, 0});
-    const char *q = cls->qualname;
-    p2s_strbuf_addf(tail, "%s%s"
+    const char q[] = {P2S_PLAN_NAME, 0}, mangled[] = {P2S_PLAN_MANGLED, 0};
+    p2s_strbuf_addf(&shape, "%s%s"
                     "@_p2s.register(%s)%s"
-                    "def %s(%s):%s"
+                    "def _p2s_static_%s(%s):%s"
                     "    \"\"\"%s.apply in a static graph: one `pylayer` op.\"\"\"%s"
                     "    op = _p2s.PyLayerOp(%s, (%s), {%s})%s"
                     "    return op.build(forward=%s.forward, backward=%s.backward)%s",
-                    eol, eol, q, eol, fname.buf, sig.buf, eol, q, eol, q, args.buf, kwargs.buf, eol,
+                    eol, eol, q, eol, mangled, sig.buf, eol, q, eol, q, args.buf, kwargs.buf, eol,
                     q, q, eol);
+    size_t index;
+    if (!p2s_nameset_get(shape_index, shape.buf, shape.len, &index)) {
+        index = plan->shapes.size;
+        p2s_nameset_put(shape_index, shape.buf, shape.len, index);
+        array_push(&plan->shapes, p2s_strbuf_detach(&shape, NULL));
+    }
+    P2sBuilder builder = {plan->tail.len, 0, index, p2s_strdup(cls->qualname)};
+    p2s_plan_expand(plan->shapes.contents[index], cls->qualname, &plan->tail);
+    builder.len = plan->tail.len - builder.at;
+    array_push(&plan->builders, builder);
     p2s_strbuf_release(&sig);
     p2s_strbuf_release(&args);
     p2s_strbuf_release(&kwargs);
-    p2s_strbuf_release(&fname);
+    p2s_strbuf_release(&shape);
 }
 
 static const char *plan__line_ending(const P2sSource *src)
@@ -277,9 +304,12 @@ P2sPlanStatus p2s_plan_build(const P2sSource *src, const P2sFindings *found, con
     p2s_strbuf_addf(&plan.tail, "%s%s# --- pylayer2static " P2S_VERSION
                     ": static-graph builders (generated; edit the classes above instead) ---%s"
                     "_p2s.require(\"" P2S_VERSION "\")%s", eol, eol, eol, eol);
+    P2sNameSet shape_index;
+    p2s_nameset_init(&shape_index);
     for (size_t i = 0; i < found->classes.size; i++)
         if (found->classes.contents[i].builder && !found->classes.contents[i].as_written)
-            plan__add_builder(&plan.tail, &found->classes.contents[i], eol);
+            plan__add_builder(&plan, &shape_index, &found->classes.contents[i], eol);
+    p2s_nameset_release(&shape_index);
     p2s_strbuf_addf(&plan.tail, "# pylayer2static " P2S_VERSION "%s", eol);
 finish:
     if (p2s_plan_finish(&plan, sink) < 0) {

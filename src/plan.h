@@ -17,9 +17,24 @@ typedef struct {
     size_t rank;        /* orders insertions at one offset: the lower first */
 } P2sEdit;
 
+/* A builder of the generated tail: tail[at, at + len) is the text of shape `shape` (one of
+ * P2sPlan.shapes) with the class's qualified name `qualname` put in (p2s_plan_expand). */
+typedef struct {
+    size_t at, len;
+    size_t shape;
+    char *qualname;
+} P2sBuilder;
+
+/* A builder's text is one template over the class's qualified name and the parameter text
+ * made of forward's signature; its shape is that text with placeholders for the name. */
+#define P2S_PLAN_NAME '\x01'        /* the qualified name: `A.B` */
+#define P2S_PLAN_MANGLED '\x02'     /* the name in the builder function's name: `A__B` */
+
 typedef struct {
     Array(P2sEdit) edits;
     P2sStrbuf tail;
+    Array(P2sBuilder) builders;     /* the tail's, in order, one after another */
+    P2sStrings shapes;              /* the builders' distinct shapes, in first use order */
 } P2sPlan;
 
 void p2s_plan_init(P2sPlan *self);
@@ -42,6 +57,8 @@ typedef enum {
 P2sPlanStatus p2s_plan_build(const P2sSource *src, const P2sFindings *found, const P2sRules *rules,
                              bool with_tail, P2sDiagSink *sink, P2sPlan *out);
 bool p2s_plan_is_empty(const P2sPlan *self);
+/* Appends shape with qualname put in for its placeholders. */
+void p2s_plan_expand(const char *shape, const char *qualname, P2sStrbuf *out);
 void p2s_plan_release(P2sPlan *self);
 
 #endif

@@ -166,12 +166,79 @@ static int transpile__parses(const P2sSource *src, const P2sStrbuf *output, size
     return rc;
 }
 
+/* Whether a qualified name is plain: dotted ASCII identifiers, none a keyword (soft ones and
+ * those tree-sitter-python reads as statements too: `print`, `exec`). */
+static bool transpile__plain_name(const char *qualname)
+{
+    static const char *const keywords[] = {
+        "False", "None", "True", "and", "as", "assert", "async", "await", "break", "case", "class",
+        "continue", "def", "del", "elif", "else", "except", "exec", "finally", "for", "from",
+        "global", "if", "import", "in", "is", "lambda", "match", "nonlocal", "not", "or", "pass",
+        "print", "raise", "return", "try", "type", "while", "with", "yield", "_",
+    };
+    for (const char *part = qualname;; part++) {
+        size_t len = strspn(part, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+        if (len == 0 || (*part >= '0' && *part <= '9') || (part[len] != '.' && part[len] != '\0'))
+            return false;
+        for (size_t k = 0; k < sizeof keywords / sizeof keywords[0]; k++)
+            if (strlen(keywords[k]) == len && memcmp(keywords[k], part, len) == 0)
+                return false;
+        part += len;
+        if (*part == '\0')
+            return true;
+    }
+}
+
+/* Verifies the generated tail, output[from, len), by shape. A builder is one template over
+ * its class's name and forward's parameters (plan.h), and the name stands only where an
+ * identifier does (or inside one, or a docstring): with one plain name in place of another
+ * the tokens, and so the parse, are the same. So a builder whose bytes are its shape with
+ * its own plain name, of a shape parsed already with another plain name, is not parsed again;
+ * the rest of the tail, and every other builder, is parsed as it is, in one source. If that
+ * fails, the whole tail is parsed to say where. */
+static int transpile__verify_tail(const P2sSource *src, const P2sPlan *plan, const P2sStrbuf *output,
+                                  size_t from, P2sDiagSink *sink)
+{
+    size_t tail_at = output->len - plan->tail.len;
+    P2sStrbuf text, expanded;
+    p2s_strbuf_init(&text);
+    p2s_strbuf_init(&expanded);
+    bool *parsed_plain = p2s_calloc(plan->shapes.size + 1, sizeof(bool));  /* by shape */
+    size_t at = from;                  /* output bytes up to here are in text, or verified */
+    for (size_t i = 0; i < plan->builders.size; i++) {
+        const P2sBuilder *b = &plan->builders.contents[i];
+        p2s_strbuf_reset(&expanded);
+        p2s_plan_expand(plan->shapes.contents[b->shape], b->qualname, &expanded);
+        bool plain = transpile__plain_name(b->qualname) && expanded.len == b->len &&
+                     memcmp(expanded.buf, output->buf + tail_at + b->at, b->len) == 0;
+        if (plain && parsed_plain[b->shape]) {
+            p2s_strbuf_add(&text, output->buf + at, tail_at + b->at - at);
+            at = tail_at + b->at + b->len;
+        }
+        parsed_plain[b->shape] = parsed_plain[b->shape] || plain;
+    }
+    p2s_strbuf_add(&text, output->buf + at, output->len - at);
+    P2sSource part;
+    P2sDiagSink scratch;
+    p2s_source_view(&part, src->name, text.buf, text.len);
+    p2s_diag_sink_init(&scratch);
+    ts_tree_delete(p2s_parse(&part, &scratch));
+    int rc = scratch.errors > 0 ? transpile__parses(src, output, from, output->len, sink) : 0;
+    p2s_diag_sink_release(&scratch);
+    p2s_source_release(&part);
+    p2s_free(parsed_plain);
+    p2s_strbuf_release(&expanded);
+    p2s_strbuf_release(&text);
+    return rc;
+}
+
 /* The output must parse as cleanly as the input did: anything else is our bug. It is checked
  * piece by piece (transpile__pieces): a piece of the input no edit touches is in the output
  * byte for byte, and parsed cleanly as part of the input, so only the pieces with edits are
- * parsed, each on its own, and the generated tail, which starts a line at column 0 after blank
- * lines: the last piece takes those blank lines, and so is always parsed. Pieces parse alone as
- * they do in place, so the output parses cleanly when every piece does. The input's
+ * parsed, each on its own, and the generated tail (by shape: transpile__verify_tail), which
+ * starts a line at column 0 after blank lines: the last piece takes those blank lines, and so
+ * is always parsed. Pieces parse alone as they do in place, so the output parses cleanly when
+ * every piece does. The input's
  * tree is dropped first when the unit may (drop_tree_when_verified): a big file then never has
  * the input's tree and those of its pieces alive at once. */
 static int transpile__verify(P2sUnit *unit, const P2sPlan *plan, const P2sStrbuf *output, P2sDiagSink *sink)
@@ -211,7 +278,7 @@ static int transpile__verify(P2sUnit *unit, const P2sPlan *plan, const P2sStrbuf
     }
     array_delete(&starts);
     if (rc == 0 && split < output->len)
-        rc = transpile__parses(src, output, split, output->len, sink);
+        rc = transpile__verify_tail(src, plan, output, split, sink);
     return rc;
 }
 

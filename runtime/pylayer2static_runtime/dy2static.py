@@ -25,6 +25,12 @@ The AST pass rewrites every `x.shape` to `_jst.Shape(x)` (TensorShapeTransformer
 too: `ctx.shape = x.shape`, the usual way a PyLayer keeps an input's shape for backward (and
 `self.shape = ...` in any converted method), became `_jst.Shape(ctx) = ...`, a SyntaxError
 in the converted code. `install` leaves a target as written.
+
+Converted code calls every function through `convert_call`, which asks `is_unsupported`
+whether to convert it; for a paddle API that question lists every member of a dozen modules
+(some 2 ms a call, 2.6.2-3.3.1 convert_call_func.py), and a backward body calls a handful:
+most of what a small body cost beyond its ops. `install` keeps the answer "as it is" for a
+function a body called, the one answer the framework's test can give it again.
 """
 import functools
 import inspect
@@ -32,6 +38,7 @@ import types
 from typing import Any, Callable, Dict, List, Set, Tuple
 
 from . import framework, patch
+from .core import scope
 from .inplace import followers_installed
 
 
@@ -237,7 +244,9 @@ def install() -> None:
     as a base class and convert forward and backward only when used, dy2static's converted
     functions keep Python's private-name mangling, (paddle 3.0, 3.1) keyword-only defaults
     and assignments to an attribute named `shape`, a failed build forget the records it
-    left, and a build install the in-place APIs' followers once."""
+    left, a build install the in-place APIs' followers once, and a body's calls of what is
+    not converted be screened once."""
+    from paddle.jit.dy2static import convert_call_func
     from paddle.jit.dy2static.program_translator import FunctionCache
     from paddle.jit.dy2static.py_layer import StaticPyLayer
 
@@ -250,6 +259,40 @@ def install() -> None:
     patch.install("dy2static.StaticPyLayer.apply", StaticPyLayer, "apply", _deferred_apply)
     patch.install("dy2static.StaticPyLayer.__mro_entries__", StaticPyLayer, "__mro_entries__", lambda absent: _as_base)
     patch.install("dy2static.FunctionCache._convert", FunctionCache, "_convert", _keeping_mangling)
+    patch.install("dy2static.is_unsupported", convert_call_func, "is_unsupported", _remembering_unsupported)
+
+
+def _unconverted_identity(func: Any) -> Any:
+    """What `is_unsupported`'s answer for `func` depends on, when that is the object alone: a
+    function, a builtin of a module, or (the answer read through `__func__`: its code's file
+    and `is_paddle_func`) a method's function; None for anything else (a layer, a partial)."""
+    if isinstance(func, types.MethodType):
+        return func.__func__ if isinstance(func.__func__, types.FunctionType) else None
+    if isinstance(func, types.FunctionType):
+        return func
+    if isinstance(func, types.BuiltinFunctionType) and (func.__self__ is None or inspect.ismodule(func.__self__)):
+        return func
+    return None
+
+
+def _remembering_unsupported(is_unsupported: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    # identity -> (the object, kept alive so that its id is never another's; the answer's key)
+    unsupported: Dict[Tuple[bool, int], Any] = {}
+
+    @functools.wraps(is_unsupported)
+    def remembered(func: Any) -> bool:
+        identity = _unconverted_identity(func) if scope.current().body is not None else None
+        if identity is None:
+            return is_unsupported(func)
+        key = (isinstance(func, types.MethodType), id(identity))
+        if key in unsupported:
+            return True
+        answer = is_unsupported(func)
+        if answer:  # "as it is" stays so; "convert it" is asked again, as the framework does
+            unsupported[key] = identity
+        return answer
+
+    return remembered
 
 
 def _keeping_mangling(convert: Callable[..., Any]) -> Callable[..., Any]:

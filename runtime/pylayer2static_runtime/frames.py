@@ -6,6 +6,7 @@ runtime's own frames are passed through: whoever called through them is asked. T
 of eager-only code (`eager_only.py`), of unfollowed in-place APIs (`inplace.py`) and the
 `paddle.Tensor` stand-in all ask `called_from_user`, so paddle's own code keeps what it had.
 """
+import functools
 import importlib.util
 import os
 import re
@@ -37,6 +38,7 @@ def called_from_user(depth: int) -> bool:
     return frame is not None and not frame.f_code.co_filename.startswith(PADDLE_DIR)
 
 
+@functools.lru_cache(maxsize=4096)
 def _users(path: str) -> bool:
     """Whether a frame in file `path` is the user's: outside paddle, the runtime, the
     standard library's call plumbing and code made at run time (`<string>`)."""
@@ -94,16 +96,19 @@ _FRAME_LINE = re.compile(r'\s*File "(?P<path>.*)", line (?P<line>\d+), in (?P<na
 _BUILDER_PREFIX = "_p2s_static_"  # the generated builders' names (src/plan.c)
 
 
+# Every op of a body repeats the frames above it: each frame is read once (a body's
+# callstacks were a tenth of its build time).
+@functools.lru_cache(maxsize=65536)
+def _frame(head: str, code: str) -> Optional[_Frame]:
+    match = _FRAME_LINE.match(head)
+    return None if match is None else _Frame(match["path"], int(match["line"]), match["name"], code.strip())
+
+
 def _parsed(callstack: List[str]) -> Optional[List[_Frame]]:
     if len(callstack) % 2:
         return None
-    frames = []
-    for head, code in zip(callstack[::2], callstack[1::2]):
-        match = _FRAME_LINE.match(head)
-        if match is None:
-            return None
-        frames.append(_Frame(match["path"], int(match["line"]), match["name"], code.strip()))
-    return frames
+    frames = [_frame(head, code) for head, code in zip(callstack[::2], callstack[1::2])]
+    return None if None in frames else frames
 
 
 def _as_written(frame: _Frame, origins: Dict[Tuple[str, int], Any]) -> _Frame:

@@ -92,6 +92,10 @@ PATCHES: Dict[str, Patch] = {
     "dy2static.StaticPyLayer.__mro_entries__": Patch(
         "paddle.jit.dy2static.py_layer.StaticPyLayer.__mro_entries__", "dy2static.py", "process",
         f"{_BOTH} python/paddle/jit/dy2static/py_layer.py"),
+    "dy2static.is_unsupported": Patch(
+        "paddle.jit.dy2static.convert_call_func.is_unsupported", "dy2static.py", "process",
+        f"{_BOTH} python/paddle/jit/dy2static/convert_call_func.py `is_unsupported`, `convert_call`; "
+        "utils.py `is_paddle_func`"),
     "dy2static.FunctionCache._convert": Patch(
         "paddle.jit.dy2static.program_translator.FunctionCache._convert", "dy2static.py", "process",
         f"{_BOTH} python/paddle/jit/dy2static/program_translator.py; paddle 3.0.0-3.1.1 utils.py `ast_to_func`"),

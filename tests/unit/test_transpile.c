@@ -19,6 +19,7 @@ static P2sRules rules;
  * plan that emits code that does not parse. */
 static const char *corrupt_edit;   /* appended to the first edit */
 static const char *corrupt_tail;   /* appended to the generated tail */
+static size_t corrupt_builder;     /* 1 + the index of a builder whose last byte becomes '(' */
 
 __typeof__(p2s_plan_build) __real_p2s_plan_build, __wrap_p2s_plan_build;
 
@@ -37,6 +38,10 @@ P2sPlanStatus __wrap_p2s_plan_build(const P2sSource *src, const P2sFindings *fou
     }
     if (status == P2S_PLAN_MADE && corrupt_tail)
         p2s_strbuf_add(&out->tail, corrupt_tail, strlen(corrupt_tail));
+    if (status == P2S_PLAN_MADE && corrupt_builder && corrupt_builder <= out->builders.size) {
+        const P2sBuilder *b = &out->builders.contents[corrupt_builder - 1];
+        out->tail.buf[b->at + b->len - 2] = '(';   /* `backward=L.backward(` and its newline */
+    }
     return status;
 }
 
@@ -188,6 +193,46 @@ static void test_transpile_verification_catches_an_output_that_does_not_parse(vo
     transpile__expect_caught(NULL, "\nb = [1,\n");  /* a bracket the tail leaves open */
 }
 
+#define SAME_SHAPE(name) \
+    "class " name "(PyLayer):\n    @staticmethod\n    def forward(ctx, x, *, k=1):\n        return x\n\n" \
+    "    @staticmethod\n    def backward(ctx, g):\n        return g\n\n\n"
+
+/* The tail is verified by shape (a builder like one parsed already, but for its plain name,
+ * is not parsed again): a builder that is not its shape with its name, byte for byte, is
+ * parsed, and caught; as is one whose name is not plain, and one the shape's first, parsed,
+ * builder. */
+static void test_transpile_verification_by_shape_catches_a_builder_unlike_its_shape(void **state)
+{
+    (void)state;
+    const char *text = "from paddle.autograd import PyLayer\n\n\n" SAME_SHAPE("A") SAME_SHAPE("match")
+                       SAME_SHAPE("B") SAME_SHAPE("C") "y = C.apply(B.apply(A.apply(1)))\n";
+    for (size_t corrupt = 0; corrupt <= 4; corrupt++) {
+        P2sSource src;
+        P2sDiagSink sink;
+        P2sStrbuf out;
+        bool changed = false;
+        corrupt_builder = corrupt;
+        p2s_source_from_bytes(&src, "m.py", text, strlen(text));
+        p2s_diag_sink_init(&sink);
+        p2s_strbuf_init(&out);
+        P2sTranspileStatus status = p2s_transpile(&src, &rules, &sink, &out, &changed);
+        corrupt_builder = 0;
+        if (corrupt == 0) {
+            assert_int_equal(status, P2S_TRANSPILE_OK);
+            assert_non_null(strstr(out.buf, "def _p2s_static_match(x, *, k=_p2s.DEFAULT):"));
+        } else {
+            if (status != P2S_TRANSPILE_INTERNAL_ERROR)
+                fail_msg("builder %zu made unparsable: status %d", corrupt, (int)status);
+            const P2sDiag *last = &sink.items.contents[sink.items.size - 1];
+            assert_string_equal(last->code, "P2S900");
+            assert_non_null(strstr(last->message, "does not parse"));
+        }
+        p2s_strbuf_release(&out);
+        p2s_diag_sink_release(&sink);
+        p2s_source_release(&src);
+    }
+}
+
 static void test_parse_kind_by_grammar_symbol(void **state)
 {
     (void)state;
@@ -332,6 +377,7 @@ int main(void)
         cmocka_unit_test(test_transpile_drops_the_tree_when_allowed_and_makes_the_same_output),
         cmocka_unit_test(test_transpile_lint_only_reports_without_an_output),
         cmocka_unit_test(test_transpile_verification_catches_an_output_that_does_not_parse),
+        cmocka_unit_test(test_transpile_verification_by_shape_catches_a_builder_unlike_its_shape),
         cmocka_unit_test(test_parse_kind_by_grammar_symbol),
         cmocka_unit_test(test_transpile_regenerates_its_own_output_identically),
         cmocka_unit_test(test_transpile_regenerates_from_the_classes_as_they_are_now),
