@@ -13,17 +13,19 @@ So the function the user wrote (the `def` named like the method) is converted wi
 decorators, and the decorated object is rebuilt around the converted function: every
 wrapper, closure and decorator object is copied with the user's function replaced, and runs
 natively, exactly as eager runs it. Straight-line code the conversion would not change runs
-as written (`unconverted.py`).
+as written, and such code reading `x.shape` with those reads made as the conversion makes
+them (`unconverted.py`).
 """
+import ast
 import copy
 import functools
 import types
 import weakref
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from . import framework
 from .dy2static import restore_mangling
-from .unconverted import runs_unconverted
+from .unconverted import SHAPE_NAME, plain_body, shape_reads
 
 _CONVERTED: "weakref.WeakKeyDictionary[Any, Callable[..., Any]]" = weakref.WeakKeyDictionary()
 _SEARCH_DEPTH = 16
@@ -132,6 +134,35 @@ def _converted_without_decorators(fn: types.FunctionType) -> Callable[..., Any]:
     return restore_mangling(fn, converted)
 
 
+def _with_shape_reads(fn: types.FunctionType, tree: ast.FunctionDef) -> types.FunctionType:
+    """`fn` compiled from `tree`, its definition with the `.shape` reads rewritten
+    (`unconverted.shape_reads`): in `fn`'s file at its lines, reading `fn`'s globals and
+    closure cells, with its defaults and mangled names; `convert_shape` bound as the factory's
+    argument, never a global of the user's module."""
+    from paddle.jit.dy2static.convert_operators import convert_shape
+
+    tree.decorator_list = []
+    tree.returns = None
+    args = tree.args
+    args.defaults = [ast.Constant(None) for _ in args.defaults]  # fn's own are put back below
+    args.kw_defaults = [None if d is None else ast.Constant(None) for d in args.kw_defaults]
+    for arg in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]:
+        if arg is not None:
+            arg.annotation = None
+    free = [ast.arg(name) for name in (SHAPE_NAME, *fn.__code__.co_freevars)]
+    factory = ast.FunctionDef(
+        name="_p2s_factory", args=ast.arguments(posonlyargs=[], args=free, kwonlyargs=[], kw_defaults=[], defaults=[]),
+        body=[tree, ast.Return(ast.Name(tree.name, ast.Load()))], decorator_list=[])
+    module = ast.Module([ast.copy_location(factory, tree)], [])
+    namespace: Dict[str, Any] = {}
+    exec(compile(ast.fix_missing_locations(module), fn.__code__.co_filename, "exec"), fn.__globals__, namespace)
+    made = _with_cells_of(fn, namespace["_p2s_factory"](convert_shape, *[None] * len(fn.__code__.co_freevars)))
+    made.__defaults__ = fn.__defaults__
+    made.__kwdefaults__ = fn.__kwdefaults__
+    made.__qualname__ = fn.__qualname__
+    return restore_mangling(fn, made)
+
+
 def _wrap_in_factory(root: Any, fn: types.FunctionType, gast: Any) -> None:
     """Put `fn`'s converted definition in `root` inside a factory function binding its free
     variables, as paddle 3.x `ast_to_func` does (`wrap_as_closure`).
@@ -211,11 +242,12 @@ def static_function(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
         user = fn  # defined under another name and assigned: no decorator to keep apart
     if user is None:
         return fn  # nothing of the user's to convert: run it as it is
-    if runs_unconverted(user):
+    tree = plain_body(user)
+    if tree is not None and not shape_reads(tree):
         result = fn
     else:
         try:
-            converted = _converted_without_decorators(user)
+            converted = _converted_without_decorators(user) if tree is None else _with_shape_reads(user, tree)
         except (OSError, TypeError):  # no source to convert (e.g. built with exec): run as is
             return fn
         result = _rebuilt(fn, user, converted)

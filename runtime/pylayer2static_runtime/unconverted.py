@@ -12,6 +12,14 @@ which later reads must see) and calls of user functions (converted in turn). A b
 none of these runs the same ops either way, so it runs as written, exactly as eager runs it,
 its frames the user's own lines.
 
+A straight-line body that reads `x.shape` (a PyLayer's backward reshaping to its input's
+shape, most of them) is one rewrite from that: each read becomes `convert_shape(x)`, as the
+conversion's TensorShapeTransformer makes it (paddle 3.3.1 transformers/
+tensor_shape_transformer.py, 2.6.2 tensor_shape_transformer.py: every `E.shape` read but
+`paddle.shape`; assignments to `.shape` stay as written, `dy2static.py`). `shape_reads`
+makes that one rewrite of the parsed body; the compiled function keeps the user's file and
+lines (`convert.py`).
+
 The test is conservative: anything it does not know keeps the conversion.
 """
 import ast
@@ -88,27 +96,56 @@ def _plain(tree: ast.FunctionDef, scope: Any) -> bool:
                 return False
             if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
                 return False
-            if isinstance(node, ast.Attribute) and node.attr in ("shape", "size"):
+            if isinstance(node, ast.Attribute) and node.attr == "size":
                 return False
             if isinstance(node, ast.Call) and not _plain_call(node, scope, ctx_name, locals_):
                 return False
     return True
 
 
-def runs_unconverted(fn: types.FunctionType) -> bool:
-    """Whether `fn`, a forward or backward as the user wrote it, runs as written (see the
+def _reads_shape(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == "shape" and isinstance(node.ctx, ast.Load) \
+        and not (isinstance(node.value, ast.Name) and node.value.id == "paddle")
+
+
+def plain_body(fn: types.FunctionType) -> Optional[ast.FunctionDef]:
+    """The definition of `fn`, a forward or backward as the user wrote it, parsed (its lines
+    those of its file), when it runs without the conversion: as written, or with its
+    `.shape` reads rewritten (`shape_reads`); None when it needs the conversion (see the
     module docstring)."""
     try:
         source = textwrap.dedent(inspect.getsource(fn))
     except (OSError, TypeError):
-        return False
+        return None
     if len(source) > _MAX_SOURCE:
-        return False
+        return None
     try:
         module = ast.parse(source)
     except SyntaxError:
-        return False
+        return None
     tree = module.body[0] if module.body else None
-    if not isinstance(tree, ast.FunctionDef) or tree.name != fn.__code__.co_name:
+    if not isinstance(tree, ast.FunctionDef) or tree.name != fn.__code__.co_name or not _plain(tree, fn.__globals__):
+        return None
+    ast.increment_lineno(tree, fn.__code__.co_firstlineno - 1)
+    return tree
+
+
+SHAPE_NAME = "_p2s_convert_shape"
+"""The name `shape_reads` calls `convert_shape` by."""
+
+
+class _ShapeReads(ast.NodeTransformer):
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        self.generic_visit(node)
+        if not _reads_shape(node):
+            return node
+        return ast.copy_location(ast.Call(ast.Name(SHAPE_NAME, ast.Load()), [node.value], []), node)
+
+
+def shape_reads(tree: ast.FunctionDef) -> bool:
+    """Rewrite every `E.shape` read of `tree` (a `plain_body`) into `SHAPE_NAME(E)`, as the
+    conversion does; whether there was any."""
+    if not any(_reads_shape(node) for node in ast.walk(tree)):
         return False
-    return _plain(tree, fn.__globals__)
+    _ShapeReads().visit(tree)
+    return True

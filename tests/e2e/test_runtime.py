@@ -385,21 +385,39 @@ def helper(x):
 
 def test_straight_line_bodies_run_as_written_and_others_are_converted(tmp_path) -> None:
     """A body the conversion would not change (paddle APIs, tensor methods, ctx's own methods,
-    no control flow, shapes, in-place writes or calls of user code) runs as written; anything
-    else is converted (`unconverted.py`)."""
-    from pylayer2static_runtime.convert import static_function
-    from pylayer2static_runtime.unconverted import runs_unconverted
+    no control flow, in-place writes or calls of user code) runs as written; one that also
+    reads `x.shape` runs with those reads made as the conversion makes them (a dimension
+    unknown when the graph is built is a tensor), compiled at the user's own lines; anything
+    else is converted by dy2static, in a file of its own (`unconverted.py`)."""
+    import paddle
+
+    from pylayer2static_runtime.convert import _converted_without_decorators, static_function
+    from pylayer2static_runtime.unconverted import plain_body
 
     path = tmp_path / "bodies.py"
     path.write_text(STRAIGHT_LINE)
     module = harness.load_module(str(path), "e2e_runtime_bodies")
-    assert runs_unconverted(module.Plain.forward)
+    assert plain_body(module.Plain.forward) is not None
     assert static_function(module.Plain.forward, "forward") is module.Plain.forward
-    converted = ["shaped", "branching", "writing", "storing", "assigning", "helped", "recomputing", "logical"]
+    shaped = static_function(module.shaped, "shaped")
+    assert shaped is not module.shaped
+    assert (shaped.__code__.co_filename, shaped.__code__.co_firstlineno) == (str(path), module.shaped.__code__.co_firstlineno)
+    paddle.enable_static()
+    try:
+        with paddle.static.program_guard(paddle.static.Program(), paddle.static.Program()):
+            x = paddle.static.data("x", [None, 3, 4], "float32")
+            converted = _converted_without_decorators(module.shaped)(None, x)
+            assert list(shaped(None, x).shape) == list(converted.shape) == [-1, -1]
+            with pytest.raises(AssertionError, match="Only one dimension"):  # as written: reshape([-1, -1])
+                module.shaped(None, x)
+    finally:
+        paddle.disable_static()
+    converted = ["branching", "writing", "storing", "assigning", "helped", "recomputing", "logical"]
     for name in converted:
         fn = getattr(module, name)
-        assert not runs_unconverted(fn), name
-        assert static_function(fn, name) is not fn, name
+        assert plain_body(fn) is None, name
+        made = static_function(fn, name)
+        assert made is not fn and made.__code__.co_filename != str(path), name
 
 
 def test_in_place_followers_are_installed_only_while_a_program_is_built(transpile) -> None:
