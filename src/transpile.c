@@ -116,45 +116,119 @@ void p2s_unit_find(P2sUnit *self, const P2sRules *rules, const P2sModule *module
  * not continue (no trailing backslash). At such a point the parser is where it is at the start
  * of a file: every block is closed (a statement at column 0 follows), no bracket or string is
  * open and no continuation pending (the piece before parsed without error), and a module is
- * a sequence of statements. */
-typedef Array(size_t) Offsets;
+ * a sequence of statements.
+ *
+ * A top-level definition (a class, a function) with edits splits further: at the start of the
+ * line of each statement of its body that begins its line (after indentation only) after a
+ * line that does not continue. Such a nested piece, up to the next one (or the next top-level
+ * piece), parses in place as it does alone under `if 1:` (TRANSPILE_NESTED): the parser is
+ * inside a block at that indentation with nothing open, the piece holds whole statements of
+ * that block (and comments or blank lines after them), and it ends where a line at that
+ * indentation or less begins. The definition's own lines before its first nested piece (its
+ * header) are then not parsed, so it splits only when no edit is there; nor does the last
+ * top-level piece, which takes the tail's leading blank lines. */
+#define TRANSPILE_NESTED "if 1:\n"
 
-static void transpile__pieces(const P2sSource *src, TSNode root, Offsets *starts)
+typedef struct {
+    size_t at;
+    bool nested;
+} PieceStart;
+
+typedef Array(PieceStart) Pieces;
+
+/* Whether the statement at `at` begins its line (only spaces and tabs before it) after a line
+ * that does not continue; *line: where its line begins. */
+static bool transpile__begins_line(const P2sSource *src, size_t at, size_t *line)
 {
-    array_push(starts, (size_t)0);
+    size_t start = at;
+    while (start > 0 && (src->bytes[start - 1] == ' ' || src->bytes[start - 1] == '\t'))
+        start--;
+    *line = start;
+    if (start == 0)
+        return true;
+    if (src->bytes[start - 1] != '\n')
+        return false;
+    size_t eol = start - 1;
+    if (eol > 0 && src->bytes[eol - 1] == '\r')
+        eol--;
+    return !(eol > 0 && src->bytes[eol - 1] == '\\');
+}
+
+/* The nested piece starts of the top-level statement `stmt` (see above), given the first edit
+ * at or after its start, *e (advanced past the statement's edits, which end before `end`). */
+static void transpile__body_pieces(const P2sSource *src, TSNode stmt, size_t end, const P2sPlan *plan,
+                                   size_t *e, Pieces *pieces)
+{
+    size_t first_edit = *e < plan->edits.size ? plan->edits.contents[*e].start : SIZE_MAX;
+    while (*e < plan->edits.size && plan->edits.contents[*e].start < end)
+        (*e)++;
+    if (first_edit >= end)
+        return;
+    TSNode def = p2s_kind(stmt) == P2S_KIND_DECORATED_DEFINITION ? p2s_child(stmt, P2S_FIELD_DEFINITION) : stmt;
+    P2sKind kind = p2s_kind(def);
+    TSNode body = kind == P2S_KIND_CLASS_DEFINITION || kind == P2S_KIND_FUNCTION_DEFINITION
+                ? p2s_child(def, P2S_FIELD_BODY) : (TSNode){0};
+    if (ts_node_is_null(body))
+        return;
+    size_t before = pieces->size;
+    TSTreeCursor cursor = ts_tree_cursor_new(body);
+    for (bool more = ts_tree_cursor_goto_first_child(&cursor); more; more = ts_tree_cursor_goto_next_sibling(&cursor)) {
+        TSNode child = ts_tree_cursor_current_node(&cursor);
+        size_t at = ts_node_start_byte(child), line;
+        if (ts_node_is_named(child) && p2s_kind(child) != P2S_KIND_COMMENT &&
+            transpile__begins_line(src, at, &line) && line < at)
+            array_push(pieces, ((PieceStart){line, true}));
+    }
+    ts_tree_cursor_delete(&cursor);
+    if (pieces->size > before && first_edit < pieces->contents[before].at)
+        pieces->size = before;  /* an edit in the header: the definition is one piece */
+}
+
+static void transpile__pieces(const P2sSource *src, TSNode root, const P2sPlan *plan, Pieces *pieces)
+{
+    array_push(pieces, ((PieceStart){0, false}));
+    size_t e = 0;
+    TSNode top = {0};   /* the top-level statement the last piece began with, if any */
     TSTreeCursor cursor = ts_tree_cursor_new(root);
     for (bool more = ts_tree_cursor_goto_first_child(&cursor); more; more = ts_tree_cursor_goto_next_sibling(&cursor)) {
         TSNode stmt = ts_tree_cursor_current_node(&cursor);
-        size_t at = ts_node_start_byte(stmt);
-        if (!ts_node_is_named(stmt) || p2s_kind(stmt) == P2S_KIND_COMMENT || at == 0 ||
-            ts_node_start_point(stmt).column != 0 || src->bytes[at - 1] != '\n')
+        size_t at = ts_node_start_byte(stmt), line;
+        if (!ts_node_is_named(stmt) || p2s_kind(stmt) == P2S_KIND_COMMENT ||
+            (at > 0 && (!transpile__begins_line(src, at, &line) || line != at)))
             continue;
-        size_t eol = at - 1;
-        if (eol > 0 && src->bytes[eol - 1] == '\r')
-            eol--;
-        if (eol > 0 && src->bytes[eol - 1] == '\\')
-            continue;
-        array_push(starts, at);
+        if (!ts_node_is_null(top))
+            transpile__body_pieces(src, top, at, plan, &e, pieces);
+        top = stmt;
+        if (at > 0)
+            array_push(pieces, ((PieceStart){at, false}));
     }
     ts_tree_cursor_delete(&cursor);
 }
 
-/* Parses output[from, to) as a source of its own; the first syntax error, if any, becomes an
- * internal error (P2S900) with its position in the whole output. */
-static int transpile__parses(const P2sSource *src, const P2sStrbuf *output, size_t from, size_t to,
-                             P2sDiagSink *sink)
+/* Parses output[from, to), after `prefix` (TRANSPILE_NESTED, or ""), as a source of its own;
+ * the first syntax error, if any, becomes an internal error (P2S900) with its position in the
+ * whole output. */
+static int transpile__parses(const P2sSource *src, const P2sStrbuf *output, const char *prefix, size_t from,
+                             size_t to, P2sDiagSink *sink)
 {
     P2sSource part;
     P2sDiagSink scratch;
-    p2s_source_view(&part, src->name, output->buf + from, to - from);
+    P2sStrbuf text;
+    size_t skip = strlen(prefix);
+    p2s_strbuf_init(&text);
+    if (skip) {
+        p2s_strbuf_adds(&text, prefix);
+        p2s_strbuf_add(&text, output->buf + from, to - from);
+    }
+    p2s_source_view(&part, src->name, skip ? text.buf : output->buf + from, skip ? text.len : to - from);
     p2s_diag_sink_init(&scratch);
     ts_tree_delete(p2s_parse(&part, &scratch));
     int rc = 0;
     if (scratch.errors > 0) {
         P2sSource whole;
         p2s_source_view(&whole, src->name, output->buf, output->len);
-        size_t line, col;
-        p2s_source_position(&whole, from + scratch.items.contents[0].span.start, &line, &col);
+        size_t line, col, at = scratch.items.contents[0].span.start;
+        p2s_source_position(&whole, from + (at > skip ? at - skip : 0), &line, &col);
         p2s_diag_emit_file(sink, P2S_ERROR, "P2S900",
                            "internal error: the transpiled output does not parse (%s at output line %zu:%zu); nothing was written; please report this input",
                            scratch.items.contents[0].message, line, col);
@@ -163,6 +237,7 @@ static int transpile__parses(const P2sSource *src, const P2sStrbuf *output, size
     }
     p2s_diag_sink_release(&scratch);
     p2s_source_release(&part);
+    p2s_strbuf_release(&text);
     return rc;
 }
 
@@ -223,7 +298,7 @@ static int transpile__verify_tail(const P2sSource *src, const P2sPlan *plan, con
     p2s_source_view(&part, src->name, text.buf, text.len);
     p2s_diag_sink_init(&scratch);
     ts_tree_delete(p2s_parse(&part, &scratch));
-    int rc = scratch.errors > 0 ? transpile__parses(src, output, from, output->len, sink) : 0;
+    int rc = scratch.errors > 0 ? transpile__parses(src, output, "", from, output->len, sink) : 0;
     p2s_diag_sink_release(&scratch);
     p2s_source_release(&part);
     p2s_free(parsed_plain);
@@ -244,8 +319,8 @@ static int transpile__verify_tail(const P2sSource *src, const P2sPlan *plan, con
 static int transpile__verify(P2sUnit *unit, const P2sPlan *plan, const P2sStrbuf *output, P2sDiagSink *sink)
 {
     const P2sSource *src = unit->src;
-    Offsets starts = {0};
-    transpile__pieces(src, ts_tree_root_node(unit->tree), &starts);
+    Pieces starts = {0};
+    transpile__pieces(src, ts_tree_root_node(unit->tree), plan, &starts);
     if (unit->drop_tree_when_verified) {
         ts_tree_delete(unit->tree);
         unit->tree = NULL;
@@ -256,25 +331,26 @@ static int transpile__verify(P2sUnit *unit, const P2sPlan *plan, const P2sStrbuf
      * piece before */
     size_t kept = 0;
     for (size_t k = 0, e = 0; k < starts.size; k++) {
-        size_t at = starts.contents[k];
+        size_t at = starts.contents[k].at;
         while (e < plan->edits.size && plan->edits.contents[e].end <= at)
             e++;
         if (k == 0 || e == plan->edits.size || plan->edits.contents[e].start >= at)
-            starts.contents[kept++] = at;
+            starts.contents[kept++] = starts.contents[k];
     }
     starts.size = kept;
     size_t e = 0, shift = 0;   /* shift: output offset - input offset before edit e */
     int rc = 0;
     for (size_t k = 0; k < starts.size && rc == 0; k++) {
-        size_t from = starts.contents[k] + shift;
+        size_t from = starts.contents[k].at + shift;
         bool last = k + 1 == starts.size, edited = last;
-        for (; e < plan->edits.size && (last || plan->edits.contents[e].start < starts.contents[k + 1]); e++) {
+        for (; e < plan->edits.size && (last || plan->edits.contents[e].start < starts.contents[k + 1].at); e++) {
             const P2sEdit *ed = &plan->edits.contents[e];
             shift = shift + strlen(ed->text) - (ed->end - ed->start);
             edited = true;
         }
         if (edited)
-            rc = transpile__parses(src, output, from, last ? split : starts.contents[k + 1] + shift, sink);
+            rc = transpile__parses(src, output, starts.contents[k].nested ? TRANSPILE_NESTED : "", from,
+                                   last ? split : starts.contents[k + 1].at + shift, sink);
     }
     array_delete(&starts);
     if (rc == 0 && split < output->len)

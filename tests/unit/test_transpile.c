@@ -17,7 +17,8 @@ static P2sRules rules;
 /* Text appended to the plan p2s_transpile builds, to break the output on purpose: linked with
  * -Wl,--wrap=p2s_plan_build (Makefile), so a test can check that the verification catches a
  * plan that emits code that does not parse. */
-static const char *corrupt_edit;   /* appended to the first edit */
+static const char *corrupt_edit;   /* appended to the first edit (the last, with corrupt_last) */
+static bool corrupt_last;
 static const char *corrupt_tail;   /* appended to the generated tail */
 static size_t corrupt_builder;     /* 1 + the index of a builder whose last byte becomes '(' */
 
@@ -28,7 +29,7 @@ P2sPlanStatus __wrap_p2s_plan_build(const P2sSource *src, const P2sFindings *fou
 {
     P2sPlanStatus status = __real_p2s_plan_build(src, found, rules_, with_tail, sink, out);
     if (status == P2S_PLAN_MADE && corrupt_edit && out->edits.size > 0) {
-        P2sEdit *first = &out->edits.contents[0];
+        P2sEdit *first = &out->edits.contents[corrupt_last ? out->edits.size - 1 : 0];
         P2sStrbuf text;
         p2s_strbuf_init(&text);
         p2s_strbuf_add(&text, first->text, strlen(first->text));
@@ -104,6 +105,17 @@ static void test_transpile_verifies_across_piece_boundaries(void **state)
         "        return g\r\n\r\nf = L.apply\r\n",
         /* a decorated top-level function holding a site, and a string spanning lines before it */
         "from paddle.autograd import PyLayer\n" LAYER "s = '''\nnot code\n'''\n@staticmethod\ndef h(x):\n    return L.apply(x)\n",
+        /* sites in the methods of a class followed by other code (verified method by method):
+         * a docstring first, a decorated method, a string at column 0 inside a method, a nested
+         * class, a comment at column 0 last, statements joined by `;` in the class body */
+        "from paddle.autograd import PyLayer\n" LAYER "class M:\n    \"\"\"doc\"\"\"\n    a = 1; b = L.apply(a)\n"
+        "    @property\n    def p(self):\n        return L.apply(1)\n    def q(self, x):\n        s = '''\nx\n'''\n"
+        "        return L.apply(x)\n    class N:\n        def r(self):\n            return L.apply(2)\n# last\nz = 1\n",
+        /* tabs for indentation, a function's statements, a one-line class, a site in a decorator
+         * (the definition is then one piece) */
+        "from paddle.autograd import PyLayer\n" LAYER "class T:\n\tdef f(self, x):\n\t\treturn L.apply(x)\n"
+        "def g(x):\n    y = L.apply(x)\n    return y\nclass O: w = L.apply(1)\n"
+        "@L.apply\ndef h():\n    return L.apply(3)\nz = 1\n",
     };
     for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; i++)
         transpile__expect_clean(inputs[i]);
@@ -191,6 +203,40 @@ static void test_transpile_verification_catches_an_output_that_does_not_parse(vo
     transpile__expect_caught(" if:", NULL);         /* a bad statement in an edit */
     transpile__expect_caught(NULL, "\ndef (:\n");  /* the generated tail */
     transpile__expect_caught(NULL, "\nb = [1,\n");  /* a bracket the tail leaves open */
+}
+
+/* A site in a method is verified with its method alone (a nested piece): an edit that breaks
+ * it, or the lines after it, is caught there. */
+static void test_transpile_verification_catches_a_broken_method(void **state)
+{
+    (void)state;
+    static const char *const breaks[] = {"(", "\n  x = 1", "\n)"};
+    static const char *const at[] = {"output line 13:9", "output line 14:", "output line 13:9"};  /* where, in the whole output */
+    const char *text = "from paddle.autograd import PyLayer\n" LAYER "\nclass M:\n    def f(self, x):\n"
+                       "        return L.apply(x)\n\n    def g(self):\n        return 1\n\nz = 2\n";
+    for (size_t i = 0; i < sizeof breaks / sizeof breaks[0]; i++) {
+        P2sSource src;
+        P2sDiagSink sink;
+        P2sStrbuf out;
+        bool changed = true;
+        corrupt_edit = breaks[i];
+        corrupt_last = true;
+        p2s_source_from_bytes(&src, "m.py", text, strlen(text));
+        p2s_diag_sink_init(&sink);
+        p2s_strbuf_init(&out);
+        P2sTranspileStatus status = p2s_transpile(&src, &rules, &sink, &out, &changed);
+        corrupt_edit = NULL;
+        corrupt_last = false;
+        if (status != P2S_TRANSPILE_INTERNAL_ERROR)
+            fail_msg("break %zu: status %d (%s)", i, (int)status, out.buf);
+        const P2sDiag *last = &sink.items.contents[sink.items.size - 1];
+        assert_string_equal(last->code, "P2S900");
+        if (!strstr(last->message, at[i]))
+            fail_msg("break %zu: %s", i, last->message);
+        p2s_strbuf_release(&out);
+        p2s_diag_sink_release(&sink);
+        p2s_source_release(&src);
+    }
 }
 
 #define SAME_SHAPE(name) \
@@ -378,6 +424,7 @@ int main(void)
         cmocka_unit_test(test_transpile_lint_only_reports_without_an_output),
         cmocka_unit_test(test_transpile_verification_catches_an_output_that_does_not_parse),
         cmocka_unit_test(test_transpile_verification_by_shape_catches_a_builder_unlike_its_shape),
+        cmocka_unit_test(test_transpile_verification_catches_a_broken_method),
         cmocka_unit_test(test_parse_kind_by_grammar_symbol),
         cmocka_unit_test(test_transpile_regenerates_its_own_output_identically),
         cmocka_unit_test(test_transpile_regenerates_from_the_classes_as_they_are_now),
