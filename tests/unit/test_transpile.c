@@ -168,32 +168,43 @@ static void test_transpile_lint_only_reports_without_an_output(void **state)
     p2s_source_release(&src);
 }
 
-/* A plan whose output does not parse (here broken on purpose) is an internal error, P2S900,
- * and no output: in an edited piece and in the generated tail alike. */
-static void transpile__expect_caught(const char *edit, const char *tail)
+/* Transpiles text with the corruption the caller set (corrupt_*, cleared here): an internal
+ * error, P2S900 "does not parse" (at `where`, when given), and no output. */
+static void transpile__expect_p2s900(const char *text, const char *where)
 {
-    const char *text = "from paddle.autograd import PyLayer\n" LAYER "\nx = 1\n\ny = L.apply(x)\n\nz = 2\n";
     P2sSource src;
     P2sDiagSink sink;
     P2sStrbuf out;
     bool changed = true;
-    corrupt_edit = edit;
-    corrupt_tail = tail;
     p2s_source_from_bytes(&src, "m.py", text, strlen(text));
     p2s_diag_sink_init(&sink);
     p2s_strbuf_init(&out);
-    assert_int_equal(p2s_transpile(&src, &rules, &sink, &out, &changed),
-                     P2S_TRANSPILE_INTERNAL_ERROR);
+    P2sTranspileStatus status = p2s_transpile(&src, &rules, &sink, &out, &changed);
     corrupt_edit = corrupt_tail = NULL;
+    corrupt_last = false;
+    corrupt_builder = 0;
+    if (status != P2S_TRANSPILE_INTERNAL_ERROR)
+        fail_msg("status %d for:\n%s", (int)status, text);
     assert_false(changed);
     assert_int_equal(out.len, 0);
     assert_true(sink.items.size > 0);
     const P2sDiag *last = &sink.items.contents[sink.items.size - 1];
     assert_string_equal(last->code, "P2S900");
     assert_non_null(strstr(last->message, "does not parse"));
+    if (where && !strstr(last->message, where))
+        fail_msg("not at %s: %s", where, last->message);
     p2s_strbuf_release(&out);
     p2s_diag_sink_release(&sink);
     p2s_source_release(&src);
+}
+
+/* A plan whose output does not parse (here broken on purpose) is an internal error, P2S900,
+ * and no output: in an edited piece and in the generated tail alike. */
+static void transpile__expect_caught(const char *edit, const char *tail)
+{
+    corrupt_edit = edit;
+    corrupt_tail = tail;
+    transpile__expect_p2s900("from paddle.autograd import PyLayer\n" LAYER "\nx = 1\n\ny = L.apply(x)\n\nz = 2\n", NULL);
 }
 
 static void test_transpile_verification_catches_an_output_that_does_not_parse(void **state)
@@ -206,36 +217,17 @@ static void test_transpile_verification_catches_an_output_that_does_not_parse(vo
 }
 
 /* A site in a method is verified with its method alone (a nested piece): an edit that breaks
- * it, or the lines after it, is caught there. */
+ * it, or the lines after it, is caught there, at its line in the whole output. */
 static void test_transpile_verification_catches_a_broken_method(void **state)
 {
     (void)state;
     static const char *const breaks[] = {"(", "\n  x = 1", "\n)"};
-    static const char *const at[] = {"output line 13:9", "output line 14:", "output line 13:9"};  /* where, in the whole output */
-    const char *text = "from paddle.autograd import PyLayer\n" LAYER "\nclass M:\n    def f(self, x):\n"
-                       "        return L.apply(x)\n\n    def g(self):\n        return 1\n\nz = 2\n";
+    static const char *const at[] = {"output line 13:9", "output line 14:", "output line 13:9"};
     for (size_t i = 0; i < sizeof breaks / sizeof breaks[0]; i++) {
-        P2sSource src;
-        P2sDiagSink sink;
-        P2sStrbuf out;
-        bool changed = true;
         corrupt_edit = breaks[i];
         corrupt_last = true;
-        p2s_source_from_bytes(&src, "m.py", text, strlen(text));
-        p2s_diag_sink_init(&sink);
-        p2s_strbuf_init(&out);
-        P2sTranspileStatus status = p2s_transpile(&src, &rules, &sink, &out, &changed);
-        corrupt_edit = NULL;
-        corrupt_last = false;
-        if (status != P2S_TRANSPILE_INTERNAL_ERROR)
-            fail_msg("break %zu: status %d (%s)", i, (int)status, out.buf);
-        const P2sDiag *last = &sink.items.contents[sink.items.size - 1];
-        assert_string_equal(last->code, "P2S900");
-        if (!strstr(last->message, at[i]))
-            fail_msg("break %zu: %s", i, last->message);
-        p2s_strbuf_release(&out);
-        p2s_diag_sink_release(&sink);
-        p2s_source_release(&src);
+        transpile__expect_p2s900("from paddle.autograd import PyLayer\n" LAYER "\nclass M:\n    def f(self, x):\n"
+                                 "        return L.apply(x)\n\n    def g(self):\n        return 1\n\nz = 2\n", at[i]);
     }
 }
 
@@ -252,30 +244,10 @@ static void test_transpile_verification_by_shape_catches_a_builder_unlike_its_sh
     (void)state;
     const char *text = "from paddle.autograd import PyLayer\n\n\n" SAME_SHAPE("A") SAME_SHAPE("match")
                        SAME_SHAPE("B") SAME_SHAPE("C") "y = C.apply(B.apply(A.apply(1)))\n";
-    for (size_t corrupt = 0; corrupt <= 4; corrupt++) {
-        P2sSource src;
-        P2sDiagSink sink;
-        P2sStrbuf out;
-        bool changed = false;
-        corrupt_builder = corrupt;
-        p2s_source_from_bytes(&src, "m.py", text, strlen(text));
-        p2s_diag_sink_init(&sink);
-        p2s_strbuf_init(&out);
-        P2sTranspileStatus status = p2s_transpile(&src, &rules, &sink, &out, &changed);
-        corrupt_builder = 0;
-        if (corrupt == 0) {
-            assert_int_equal(status, P2S_TRANSPILE_OK);
-            assert_non_null(strstr(out.buf, "def _p2s_static_match(x, *, k=_p2s.DEFAULT):"));
-        } else {
-            if (status != P2S_TRANSPILE_INTERNAL_ERROR)
-                fail_msg("builder %zu made unparsable: status %d", corrupt, (int)status);
-            const P2sDiag *last = &sink.items.contents[sink.items.size - 1];
-            assert_string_equal(last->code, "P2S900");
-            assert_non_null(strstr(last->message, "does not parse"));
-        }
-        p2s_strbuf_release(&out);
-        p2s_diag_sink_release(&sink);
-        p2s_source_release(&src);
+    transpile__expect_clean(text);
+    for (size_t builder = 1; builder <= 4; builder++) {
+        corrupt_builder = builder;
+        transpile__expect_p2s900(text, NULL);
     }
 }
 
