@@ -380,6 +380,18 @@ def logical(ctx, x, flag):
 
 def helper(x):
     return x
+
+
+def closing(width):
+    def shaped_in_closure(ctx, x, *, extra=2):
+        return x.reshape([x.shape[0], width * extra]) * ctx.__scale
+    return shaped_in_closure
+
+
+class Private:
+    @staticmethod
+    def backward(ctx, dy, *, extra=2):
+        return dy.reshape([dy.shape[0], -1]) * ctx.__scale * extra
 '''
 
 
@@ -410,6 +422,25 @@ def test_straight_line_bodies_run_as_written_and_others_are_converted(tmp_path) 
             assert list(shaped(None, x).shape) == list(converted.shape) == [-1, -1]
             with pytest.raises(AssertionError, match="Only one dimension"):  # as written: reshape([-1, -1])
                 module.shaped(None, x)
+    finally:
+        paddle.disable_static()
+    # A closure's cells are read as they are when it runs, private names keep their mangling,
+    # keyword-only defaults stay: as the function the user wrote.
+    class Ctx:
+        _Private__scale = 3.0
+
+    closure = module.closing(2)
+    made = static_function(closure, "shaped_in_closure")
+    cells = dict(zip(made.__code__.co_freevars, made.__closure__))
+    assert cells["width"] is closure.__closure__[closure.__code__.co_freevars.index("width")]
+    assert made.__kwdefaults__ == {"extra": 2} and made.__code__.co_filename == str(path)
+    private = static_function(module.Private.backward, "backward")
+    paddle.enable_static()
+    try:
+        with paddle.static.program_guard(paddle.static.Program(), paddle.static.Program()):
+            x = paddle.static.data("x", [None, 4], "float32")
+            expected = _converted_without_decorators(module.Private.backward)(Ctx(), x)
+            assert list(private(Ctx(), x).shape) == list(expected.shape)
     finally:
         paddle.disable_static()
     converted = ["branching", "writing", "storing", "assigning", "helped", "recomputing", "logical"]
