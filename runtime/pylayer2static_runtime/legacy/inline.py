@@ -69,7 +69,35 @@ def _unshadow(global_block: Any, blocks: List[Any], own: Set[str] = frozenset())
                 _rename(block, name, fresh.setdefault(name, _fresh_name(global_block.program, name)))
 
 
-def _move_ops(global_block: Any, index: int, body: Any, cls: Optional[str]) -> int:
+class _ScopeReaders:
+    """The ops that read each pylayer op's `Scope` (its `pylayer_grad` op, where autodiff made
+    one), with their blocks: indexed once per program and kept as inlining moves ops into the
+    global block (a scan of every op of every block per call was quadratic: a third of the
+    8-block LoRA LM's inlining)."""
+
+    def __init__(self, program: Any) -> None:
+        scopes = {name for block in program.blocks for op in block.ops if op.type == "pylayer"
+                  for name in op.output("Scope")}
+        self._readers: Dict[str, List[Tuple[Any, Any]]] = {name: [] for name in scopes}
+        for block in program.blocks:
+            for op in block.ops:
+                for name in self._read_scopes(op):
+                    self._readers[name].append((block, op))
+
+    def _read_scopes(self, op: Any) -> Set[str]:
+        return {name for name in op.input_arg_names if name in self._readers}
+
+    def of(self, op: Any) -> List[Tuple[Any, Any]]:
+        """(block, op) of each op that reads pylayer op `op`'s `Scope`."""
+        return [reader for name in op.output("Scope") for reader in self._readers.get(name, ())]
+
+    def moved(self, old: Any, block: Any, new: Any) -> None:
+        """Op `old` is now `new`, in `block`."""
+        for name in self._read_scopes(old):
+            self._readers[name] = [(block, new) if op is old else (at, op) for at, op in self._readers[name]]
+
+
+def _move_ops(global_block: Any, index: int, body: Any, cls: Optional[str], readers: _ScopeReaders) -> int:
     """Put `body`'s ops at `index` of `global_block`, in order, and empty `body`; the number moved.
 
     Each op's own blocks (control flow, a nested pylayer op) now find the variables they read
@@ -82,7 +110,9 @@ def _move_ops(global_block: Any, index: int, body: Any, cls: Optional[str]) -> i
         desc.copy_from(inner.desc)
         if cls is not None:
             desc._set_str_attr(CLASS_ATTR, cls)
-        global_block.ops.insert(index + offset, Operator(global_block, desc))
+        moved = Operator(global_block, desc)
+        global_block.ops.insert(index + offset, moved)
+        readers.moved(inner, global_block, moved)
         for child in child_blocks(global_block.program, inner):
             child.desc.set_parent_idx(global_block.idx)
     moved = len(body.ops)
@@ -93,7 +123,7 @@ def _move_ops(global_block: Any, index: int, body: Any, cls: Optional[str]) -> i
     return moved
 
 
-def _inline(global_block: Any, index: int, copies: Set[str]) -> int:
+def _inline(global_block: Any, index: int, copies: Set[str], readers: _ScopeReaders) -> int:
     """Replace the pylayer op at `index` (`_why_kept` says it can go) by its forward block's
     ops, which write its outputs themselves (`assign`); the number of ops put in its place. Its
     inputs, `op_inputs`' copies but for a variable that stops gradient, join `copies`."""
@@ -102,27 +132,20 @@ def _inline(global_block: Any, index: int, copies: Set[str]) -> int:
     body = global_block.program.block(op._blocks_attr_ids("blocks")[0])
     scopes = op.output("Scope")
     cls = op.attr(CLASS_ATTR) if op.has_attr(CLASS_ATTR) else None
-    moved = _move_ops(global_block, index, body, cls)
+    moved = _move_ops(global_block, index, body, cls, readers)
     global_block._remove_op(index + moved, sync=False)
     for name in scopes:
         global_block._remove_var(name, sync=False)
     return moved
 
 
-def _scope_readers(program: Any, op: Any) -> List[Tuple[Any, Any]]:
-    """(block, op) of each op that reads pylayer op `op`'s `Scope`: its `pylayer_grad` ops."""
-    scopes = set(op.output("Scope"))
-    return [(block, reader) for block in program.blocks for reader in block.ops
-            if scopes.intersection(reader.input_arg_names)]
-
-
-def _grad_op(global_block: Any, op: Any) -> Tuple[Optional[Any], str]:
+def _grad_op(global_block: Any, op: Any, scope_readers: _ScopeReaders) -> Tuple[Optional[Any], str]:
     """`op`'s `pylayer_grad` op (None if no gradient reaches it), and why the pair must stay
     ('' if it can be inlined)."""
     why = _why_kept(global_block, op)
     if why:
         return None, why
-    readers = _scope_readers(global_block.program, op)
+    readers = scope_readers.of(op)
     if not readers:
         return None, ""
     if len(readers) > 1 or readers[0][0] is not global_block or readers[0][1].type != "pylayer_grad":
@@ -146,7 +169,7 @@ def _rename(block: Any, old: str, new: str) -> None:
             _rename(child, old, new)
 
 
-def _inline_grad(global_block: Any, grad: Any, cls: Optional[str]) -> List[Any]:
+def _inline_grad(global_block: Any, grad: Any, cls: Optional[str], readers: _ScopeReaders) -> List[Any]:
     """Replace `pylayer_grad` op `grad` by its backward block's ops, with each gradient they
     write under the op's outside name for it (a fresh name where autodiff wants none), and a
     zero gradient for an input they leave without one where autodiff wants it (pylayer_op.cc
@@ -164,7 +187,7 @@ def _inline_grad(global_block: Any, grad: Any, cls: Optional[str]) -> List[Any]:
         if target != inside:
             _rename(backward, inside, target)
     index = next(at for at, op in enumerate(global_block.ops) if op is grad)
-    moved = _move_ops(global_block, index, backward, cls)
+    moved = _move_ops(global_block, index, backward, cls, readers)
     for offset, (name, outside) in enumerate(zeros):
         global_block._insert_op_without_sync(
             index + moved + offset, type="fill_any_like", inputs={"X": [name]}, outputs={"Out": [outside]},
@@ -190,9 +213,10 @@ def _inline_calls(program: Any, backward_start: int, backward_ops: List[Any]) ->
     block = program.global_block()
     index = count = 0
     copies: Set[str] = set()
+    readers = _ScopeReaders(program)
     while index < len(block.ops):
         op = block.ops[index]
-        grad, why = _grad_op(block, op) if op.type == "pylayer" else (None, "")
+        grad, why = _grad_op(block, op, readers) if op.type == "pylayer" else (None, "")
         if op.type != "pylayer" or why:
             _log_kept(op, why)
             index += 1
@@ -203,8 +227,8 @@ def _inline_calls(program: Any, backward_start: int, backward_ops: List[Any]) ->
         else:
             backward = program.block(grad._block_attr_id("backward_block"))
             _unshadow(block, [forward, backward], {name + core.grad_var_suffix() for name in grad.input("Input")})
-            backward_ops += _inline_grad(block, grad, op.attr(CLASS_ATTR) if op.has_attr(CLASS_ATTR) else None)
-        moved = _inline(block, index, copies)
+            backward_ops += _inline_grad(block, grad, op.attr(CLASS_ATTR) if op.has_attr(CLASS_ATTR) else None, readers)
+        moved = _inline(block, index, copies, readers)
         if index < backward_start:
             backward_start += moved - 1
         count += 1
