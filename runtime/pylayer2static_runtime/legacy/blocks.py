@@ -9,9 +9,10 @@ def child_blocks(program: Any, op: Any) -> List[Any]:
     """The blocks op's attributes hold (a conditional_block's, a while's, a pylayer's)."""
     blocks = []
     for name in op.attr_names:
-        if op.attr_type(name) == core.AttrType.BLOCK:
+        kind = op.attr_type(name)  # a call into C++ per attribute, on every op walked: asked once
+        if kind == core.AttrType.BLOCK:
             blocks.append(program.block(op._block_attr_id(name)))
-        elif op.attr_type(name) == core.AttrType.BLOCKS:
+        elif kind == core.AttrType.BLOCKS:
             blocks.extend(program.block(i) for i in op._blocks_attr_ids(name))
     return blocks
 
