@@ -8,17 +8,19 @@
 #   make fuzz-replay     seeds, kept corpora and tests/fuzz/regressions through both targets,
 #                        built with the default compiler under ASan+UBSan (no clang needed)
 #   make sanitize-check  unit, golden and CLI suites against the ASan+UBSan build
+#   make tsan-check      the CLI suite against a ThreadSanitizer build (tree mode's workers)
 #   make valgrind-check  the CLI suite with every run under valgrind memcheck
 #   make reliability     tests/reliability: fault injection and hostile inputs
 # `make check` runs all of them except `fuzz` and `fuzz-coverage` (scripts/check.sh).
 
 .PHONY: fuzz fuzz-build fuzz-seeds fuzz-coverage fuzz-replay fuzz-replay-build sanitize-build \
-        sanitize-check valgrind-check reliability
+        sanitize-check tsan-build tsan-check valgrind-check reliability
 
 REL_SANITIZE := address,undefined
 REL_SAN_BUILD := build/sanitize
 REL_SAN_BIN := $(REL_SAN_BUILD)/pylayer2static
 REL_SAN_UNIT := $(patsubst tests/unit/%.c,$(REL_SAN_BUILD)/tests/%,$(UNIT_SRC))
+REL_TSAN_BUILD := build/tsan
 REL_FUZZ_BUILD := build/fuzz
 REL_COV_BUILD := build/fuzz-cov
 REL_FUZZ_TARGETS := fuzz_transpile fuzz_rules fuzz_lsp
@@ -92,6 +94,12 @@ sanitize-build: deps $(GRAMMAR_SRC)/parser.c
 	$(MAKE) SANITIZE=$(REL_SANITIZE) $(REL_SAN_BIN) $(REL_SAN_UNIT) \
 	    $(REL_SAN_BUILD)/fuzz/replay_transpile $(REL_SAN_BUILD)/fuzz/replay_rules $(REL_SAN_BUILD)/fuzz/replay_lsp
 
+tsan-build: deps $(GRAMMAR_SRC)/parser.c
+	$(MAKE) SANITIZE=thread BUILD=$(REL_TSAN_BUILD) $(REL_TSAN_BUILD)/pylayer2static
+
+tsan-check: tsan-build
+	sh tests/reliability/tsan_cli.sh $(REL_TSAN_BUILD)/pylayer2static
+
 sanitize-check: sanitize-build
 	sh tests/run_unit.sh $(REL_SAN_UNIT)
 	sh tests/golden/run.sh $(REL_SAN_BIN)
@@ -104,4 +112,4 @@ reliability: $(BIN)
 	sh tests/reliability/run.sh $(BIN)
 
 # `make check` builds the instrumented binaries and the seeds as well (scripts/check.sh runs them).
-check: sanitize-build fuzz-seeds
+check: sanitize-build tsan-build fuzz-seeds

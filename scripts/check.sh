@@ -3,7 +3,8 @@
 # `N passed, N failed`. Exits non-zero if any suite failed or ran nothing.
 # After the plain suites come the reliability ones (docs/RELIABILITY.md): unit, golden and CLI
 # again against the ASan+UBSan build (build/sanitize, made by mk/reliability.mk), the CLI suite
-# under valgrind memcheck, the fuzz corpus and regression replay, and tests/reliability.
+# against the ThreadSanitizer build (build/tsan) and under valgrind memcheck, the fuzz corpus
+# and regression replay, and tests/reliability.
 set -u
 bin=$1
 shift
@@ -87,6 +88,12 @@ if [ -x "$san/pylayer2static" ]; then
 else
     echo "check: no sanitizer build in $san (make sanitize-build); its suites count as failed"
     total_failed=$((total_failed + 5))
+fi
+if [ -x "$root/build/tsan/pylayer2static" ]; then
+    timed suite cli-tsan sh "$root/tests/reliability/tsan_cli.sh" "$root/build/tsan/pylayer2static"
+else
+    echo "check: no ThreadSanitizer build in build/tsan (make tsan-build); its suite counts as failed"
+    total_failed=$((total_failed + 1))
 fi
 timed suite cli-valgrind sh "$root/tests/reliability/valgrind_cli.sh" "$bin"
 timed suite lsp-valgrind renamed lsp-valgrind lsp sh "$root/tests/lsp/run.sh" "$bin" --wrap \

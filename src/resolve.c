@@ -9,7 +9,7 @@ void p2s_resolve_qualify(P2sStrbuf *out, const char *module, const char *name)
 }
 
 /* Adds `module.name` to the external set (a re-export: with its target's signature); when it
- * is new, to fresh too. */
+ * is new, to fresh too (when given). */
 static void resolve__add(P2sExternals *external, const char *module, const char *name, const char *target,
                          const P2sSignature *own, P2sStrings *fresh)
 {
@@ -17,39 +17,50 @@ static void resolve__add(P2sExternals *external, const char *module, const char 
     p2s_strbuf_init(&q);
     p2s_resolve_qualify(&q, module, name);
     const P2sExternal *re = *target ? p2s_externals_get(external, target, strlen(target)) : NULL;
-    if (p2s_externals_add(external, q.buf, q.len, re ? re->signature : own))
+    if (p2s_externals_add(external, q.buf, q.len, re ? re->signature : own) && fresh)
         array_push(fresh, p2s_strbuf_detach(&q, NULL));
     p2s_strbuf_release(&q);
 }
 
-/* Adds every module's exports to the external set, and the re-exports whose targets are in it;
- * the names that are new go to fresh. */
+/* Adds one module's exports to the external set, and its re-exports whose targets are in it;
+ * the names that are new go to fresh, when given. */
+static void resolve__collect_module(P2sExternals *external, const P2sModuleFacts *m, P2sStrings *fresh)
+{
+    for (size_t k = 0; k < m->exports->size; k++)
+        resolve__add(external, m->module, m->exports->contents[k], m->export_targets->contents[k],
+                     m->export_signatures->contents[k], fresh);
+    for (size_t k = 0; m->export_miss_names && k < m->export_miss_names->size; k++) {
+        const char *target = m->export_miss_targets->contents[k];
+        if (p2s_externals_get(external, target, strlen(target)))
+            resolve__add(external, m->module, m->export_miss_names->contents[k], target, NULL, fresh);
+    }
+}
+
+/* Adds every module's exports (resolve__collect_module); the names that are new go to fresh. */
 static void resolve__collect(P2sExternals *external, size_t count, P2sResolveFacts facts, void *ctx,
                              P2sStrings *fresh)
 {
     for (size_t i = 0; i < count; i++) {
         P2sModuleFacts m;
-        if (!facts(ctx, i, &m))
-            continue;
-        for (size_t k = 0; k < m.exports->size; k++)
-            resolve__add(external, m.module, m.exports->contents[k], m.export_targets->contents[k],
-                         m.export_signatures->contents[k], fresh);
-        for (size_t k = 0; m.export_miss_names && k < m.export_miss_names->size; k++) {
-            const char *target = m.export_miss_targets->contents[k];
-            if (p2s_externals_get(external, target, strlen(target)))
-                resolve__add(external, m.module, m.export_miss_names->contents[k], target, NULL, fresh);
-        }
+        if (facts(ctx, i, &m))
+            resolve__collect_module(external, &m, fresh);
     }
 }
 
-/* Whether a module looked up one of the fresh names and missed, for something refind_for
- * names: only then can finding it again change anything. */
-static bool resolve__missed_any(const P2sModuleFacts *m, const P2sStrings *fresh)
+void p2s_resolve_add_exports(P2sExternals *external, const P2sModuleFacts *m)
 {
-    for (size_t k = 0; k < fresh->size; k++) {
-        size_t where = 0;
-        if (p2s_nameset_get(m->misses, fresh->contents[k], strlen(fresh->contents[k]), &where) &&
-            (!m->refind_for || (where & m->refind_for)))
+    resolve__collect_module(external, m, NULL);
+}
+
+/* Whether a module looked up one of the fresh names and missed, for something refind_for
+ * names: only then can finding it again change anything. Its misses are walked: a round's
+ * fresh names are as a rule every export of the tree, a module's misses a few. */
+static bool resolve__missed_any(const P2sModuleFacts *m, const P2sNameSet *fresh)
+{
+    for (size_t s = 0; s < m->misses->capacity; s++) {
+        const P2sNameSlot *slot = &m->misses->slots[s];
+        if (slot->name && (!m->refind_for || (slot->value & m->refind_for)) &&
+            p2s_nameset_contains(fresh, slot->name, strlen(slot->name)))
             return true;
     }
     return false;
@@ -61,16 +72,21 @@ void p2s_resolve_exports(P2sExternals *external, size_t count, P2sResolveFacts f
     Array(size_t) redo = {0};
     for (bool grew = true; grew;) {
         P2sStrings fresh = {0};
+        P2sNameSet fresh_names;
+        p2s_nameset_init(&fresh_names);
         resolve__collect(external, count, facts, ctx, &fresh);
+        for (size_t k = 0; k < fresh.size; k++)
+            p2s_nameset_add(&fresh_names, fresh.contents[k], strlen(fresh.contents[k]));
         grew = fresh.size > 0;
         redo.size = 0;
         for (size_t i = 0; grew && i < count; i++) {
             P2sModuleFacts m;
-            if (facts(ctx, i, &m) && resolve__missed_any(&m, &fresh))
+            if (facts(ctx, i, &m) && resolve__missed_any(&m, &fresh_names))
                 array_push(&redo, i);
         }
         if (redo.size)
             refind(ctx, redo.contents, redo.size);
+        p2s_nameset_release(&fresh_names);
         p2s_strings_release(&fresh);
     }
     array_delete(&redo);

@@ -44,6 +44,11 @@ typedef void (*P2sResolveRefind)(void *ctx, const size_t *indices, size_t n);
 /* Runs the rounds over modules [0, count) until the external set stops growing. */
 void p2s_resolve_exports(P2sExternals *external, size_t count, P2sResolveFacts facts, P2sResolveRefind refind,
                          void *ctx);
+/* Adds one module's exports to the set as a round does, without finding anything again: for a
+ * caller that fills a set module by module as they are found, each after the modules it
+ * imports (tree mode). Such a set must not be the rounds': a name already in the set is not
+ * new to them, so the modules that missed it would not be found again. */
+void p2s_resolve_add_exports(P2sExternals *external, const P2sModuleFacts *m);
 /* Appends `module.name` (just name for the module ""): an export's qualified name. */
 void p2s_resolve_qualify(P2sStrbuf *out, const char *module, const char *name);
 

@@ -1,15 +1,21 @@
 /* tree.c — a source tree through the pipeline.
  *
- * Phases: walk (sorted, so every run sees files in one order) -> read, parse and find every
- * module on the workers (biggest first) -> find again, on the workers, until the set of PyLayer classes that
- * modules export (directly or re-exported) stops growing -> finish every module on the workers
- * -> on this thread, finish again each module that uses an exported PyLayer left as written
- * (a contract error), until no more are -> window by window, write the temp files on the
- * workers, then report in path order, sync once and rename on this thread. Workers only touch
- * their own entry, so -jN output is byte-identical to -j1. */
+ * Phases: walk (sorted, so every run sees files in one order) -> read every module and scan
+ * its imports (imports.h) -> parse and find every module on the workers in import order, each
+ * after the modules it imports are found and their exports shared, and finish each whose
+ * misses look final right away -> find again, on the workers, until the set of PyLayer classes
+ * that modules export (directly or re-exported) stops growing (a module finished early that
+ * missed a name that appears is found and finished again) -> finish every other module on the
+ * workers -> on this thread, finish again each module that uses an exported PyLayer left as
+ * written (a contract error), until no more are -> window by window, write the temp files on
+ * the workers, then report in path order, sync once and rename on this thread. Workers touch
+ * their own entry, and the shared external set under a lock; what they make of an entry does
+ * not depend on which of them ran first (resolution checks every miss against the whole set),
+ * so -jN output is byte-identical to -j1. */
 #include "tree.h"
 
 #include <dirent.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -19,6 +25,7 @@
 
 #include "deliver.h"
 #include "glob.h"
+#include "imports.h"
 #include "nameset.h"
 #include "output.h"
 #include "parallel.h"
@@ -42,6 +49,10 @@ typedef struct {
     bool rewrites;              /* has PyLayers or apply sites: parked only for memory, parsed
                                    again when it is finished */
     bool kept;                  /* its tree counts against the budget */
+    bool finished_early;        /* finished when found, in import order: kept are its misses and
+                                   exports, which resolution checks (found again if it must be) */
+    bool awaits_imports;        /* found only after the modules it imports (tree__order_by_imports) */
+    P2sStrings imported;        /* tree mode, until ordered: what its import statements name */
     P2sNameSet misses;          /* parked: what resolution still needs of the findings */
     P2sStrings export_miss_names;    /* a lone file's run: a reached module's re-exports of names
                                         not known yet, and what they missed (find.h) */
@@ -77,7 +88,23 @@ typedef struct {
                                    diagnostics' verdicts (exports left as written) only */
     P2sOutputBatch batch;
     bool input_error, io_error, internal_error, stale;
+    /* Tree mode's analysis in import order (tree__analyze_in_order); NULL order: by size. */
+    size_t *order;              /* entry indices, each after the modules it imports */
+    size_t *position;           /* an entry's index in order */
+    P2sIndices *imports;        /* per entry: the entries its import statements name */
+    P2sNameSet modules;         /* module name -> entry index */
+    atomic_uchar *shared;       /* per entry, a TreeShared */
+    pthread_rwlock_t external_lock;   /* finds read the external set while others add to it */
+    pthread_mutex_t shared_lock;      /* with shared_changed: waits for modules to be shared */
+    pthread_cond_t shared_changed;
 } Tree;
+
+/* Where an entry stands in the analysis in import order. */
+typedef enum {
+    TREE_NOT_SHARED,            /* not found yet: its exports are not in the external set */
+    TREE_SHARED_SETTLED,        /* found, exports in the set, its own misses final as far as known */
+    TREE_SHARED_UNSETTLED,      /* found, exports in the set, but a miss of it may yet resolve */
+} TreeShared;
 
 static char *tree__join(const char *a, const char *b)
 {
@@ -290,7 +317,6 @@ static void tree__drop_tree(Entry *e)
 static void tree__park_or_keep(Tree *t, Entry *e)
 {
     P2sFindings *found = &e->unit.found;
-    e->rewrites = found->pylayer_count > 0 || found->sites.size > 0 || e->unit.input;
     if (e->rewrites && !e->kept) {
         size_t before = atomic_fetch_add(&t->kept_bytes, e->src.len);
         e->kept = before + e->src.len <= TREE_KEPT_BUDGET;
@@ -320,11 +346,19 @@ static void tree__take_export_misses(Entry *e)
     }
 }
 
-static void tree__find(Tree *t, Entry *e)
+/* Finds a parsed module with the external set as it stands. */
+static void tree__find_only(Tree *t, Entry *e)
 {
     P2sModule m = tree__module(t, e);
     p2s_unit_find(&e->unit, t->rules, &m);
     tree__take_export_misses(e);
+    const P2sFindings *found = &e->unit.found;
+    e->rewrites = found->pylayer_count > 0 || found->sites.size > 0 || e->unit.input;
+}
+
+static void tree__find(Tree *t, Entry *e)
+{
+    tree__find_only(t, e);
     tree__park_or_keep(t, e);
 }
 
@@ -337,11 +371,24 @@ static void tree__unpark_and_find(Tree *t, Entry *e)
         tree__find(t, e);
 }
 
-/* Reads (unless the entry's source is given), parses and finds one entry. */
-static void tree__analyze(Tree *t, Entry *e)
+/* Parses a module anew from its source: its earlier findings and output are dropped. */
+static void tree__parse_afresh(Entry *e)
+{
+    e->finished_early = false;
+    tree__unpark(e);
+    p2s_unit_release(&e->unit);
+    p2s_unit_init(&e->unit, &e->src);
+    e->unit.regenerate = true;
+    e->status = p2s_unit_parse(&e->unit);
+}
+
+/* Reads (unless the entry's source is given) and parses one entry; true when it is to be
+ * found. */
+static bool tree__read_and_parse(Tree *t, Entry *e)
 {
     if (!e->python || e->io.items.size)
-        return;
+        return false;
+    bool parsed = false;
     char *path = tree__join(t->src_root, e->rel);
     if (e->read_ok || p2s_source_read_path(&e->src, path, path, P2S_SOURCE_LIMIT, &e->io) == 0) {
         e->read_ok = true;
@@ -352,17 +399,189 @@ static void tree__analyze(Tree *t, Entry *e)
         e->status = e->unit.tree ? P2S_TRANSPILE_OK : p2s_unit_parse(&e->unit);
         if (e->status == P2S_TRANSPILE_OK && t->opts->parse_only)
             tree__drop_tree(e);
-        else if (e->status == P2S_TRANSPILE_OK)
-            tree__find(t, e);
+        else
+            parsed = e->status == P2S_TRANSPILE_OK;
     }
     p2s_free(path);
+    return parsed;
 }
 
-/* The k-th biggest entry: read, parse and find (a parallel_for body). */
+/* Reads, parses and finds one entry. */
+static void tree__analyze(Tree *t, Entry *e)
+{
+    if (tree__read_and_parse(t, e))
+        tree__find(t, e);
+}
+
+/* The k-th biggest entry: read and parse (a parallel_for body: --parse-only's analysis). */
 static void tree__analyze_nth(void *ctx, size_t k)
 {
     Tree *t = ctx;
     tree__analyze(t, &t->entries.contents[t->by_size[k]]);
+}
+
+/* Tree mode reads every source before the analysis, for the import order: what each imports,
+ * and whether it mentions PyLayers (a parallel_for body). */
+static void tree__read_nth(void *ctx, size_t i)
+{
+    Tree *t = ctx;
+    Entry *e = &t->entries.contents[i];
+    if (!e->python || e->io.items.size)
+        return;
+    char *path = tree__join(t->src_root, e->rel);
+    if (p2s_source_read_path(&e->src, path, path, P2S_SOURCE_LIMIT, &e->io) == 0) {
+        e->read_ok = true;
+        p2s_imports_scan(e->src.bytes, e->src.len, e->module ? e->module : "", e->is_package, &e->imported);
+        e->awaits_imports = memmem(e->src.bytes, e->src.len, "PyLayer", 7) ||
+                            memmem(e->src.bytes, e->src.len, ".apply", 6);
+    }
+    p2s_free(path);
+}
+
+/* The entry of the module that name is, or lies below (the longest such prefix: `pkg.ops.X`
+ * is pkg.ops's, not pkg's); false when none is a module of the tree. */
+static bool tree__module_of(const Tree *t, const char *name, size_t *index)
+{
+    for (size_t n = strlen(name); n > 0; n--)
+        if ((name[n] == '\0' || name[n] == '.') && p2s_nameset_get(&t->modules, name, n, index))
+            return true;
+    return false;
+}
+
+/* The order of the analysis (tree->order): each module after the modules it imports, which it
+ * reads names of, so most are found when those are (the roots' order, biggest first, breaks
+ * ties). A module that mentions PyLayers waits for its imports to be found, as do the modules
+ * it imports, transitively (a package that re-exports a PyLayer need not mention it); others
+ * never wait, so a tree without PyLayer code keeps its workers busy. */
+static void tree__order_by_imports(Tree *t)
+{
+    size_t n = t->entries.size;
+    for (size_t i = 0; i < n; i++) {
+        const Entry *e = &t->entries.contents[i];
+        size_t known;
+        if (e->module && !p2s_nameset_get(&t->modules, e->module, strlen(e->module), &known))
+            p2s_nameset_put(&t->modules, e->module, strlen(e->module), i);
+    }
+    t->imports = p2s_calloc(n ? n : 1, sizeof(P2sIndices));
+    for (size_t i = 0; i < n; i++) {
+        Entry *e = &t->entries.contents[i];
+        for (size_t k = 0; k < e->imported.size; k++) {
+            size_t j;
+            if (!tree__module_of(t, e->imported.contents[k], &j) || j == i)
+                continue;
+            bool listed = false;
+            for (size_t m = 0; m < t->imports[i].size && !listed; m++)
+                listed = t->imports[i].contents[m] == j;
+            if (!listed)
+                array_push(&t->imports[i], j);
+        }
+        p2s_strings_release(&e->imported);
+    }
+    t->order = p2s_calloc(n ? n : 1, sizeof(size_t));
+    t->position = p2s_calloc(n ? n : 1, sizeof(size_t));
+    p2s_imports_order(n, t->by_size, t->imports, t->order);
+    for (size_t k = 0; k < n; k++)
+        t->position[t->order[k]] = k;
+    P2sIndices waiting = {0};
+    for (size_t i = 0; i < n; i++)
+        if (t->entries.contents[i].awaits_imports)
+            array_push(&waiting, i);
+    while (waiting.size) {
+        size_t i = waiting.contents[--waiting.size];
+        for (size_t k = 0; k < t->imports[i].size; k++) {
+            Entry *imported = &t->entries.contents[t->imports[i].contents[k]];
+            if (!imported->awaits_imports) {
+                imported->awaits_imports = true;
+                array_push(&waiting, t->imports[i].contents[k]);
+            }
+        }
+    }
+    array_delete(&waiting);
+    t->shared = p2s_calloc(n ? n : 1, sizeof(atomic_uchar));
+    for (size_t i = 0; i < n; i++)
+        atomic_init(&t->shared[i], TREE_NOT_SHARED);
+}
+
+/* Waits until every module entry i imports that comes before it in the order is shared.
+ * Those were handed to workers first and wait only for modules before them, so this ends. */
+static void tree__await_imports(Tree *t, size_t i)
+{
+    pthread_mutex_lock(&t->shared_lock);
+    for (size_t k = 0; k < t->imports[i].size; k++) {
+        size_t j = t->imports[i].contents[k];
+        while (t->position[j] < t->position[i] && atomic_load(&t->shared[j]) == TREE_NOT_SHARED)
+            pthread_cond_wait(&t->shared_changed, &t->shared_lock);
+    }
+    pthread_mutex_unlock(&t->shared_lock);
+}
+
+static void tree__announce(Tree *t, size_t i, TreeShared state)
+{
+    pthread_mutex_lock(&t->shared_lock);
+    atomic_store(&t->shared[i], state);
+    pthread_cond_broadcast(&t->shared_changed);
+    pthread_mutex_unlock(&t->shared_lock);
+}
+
+/* Whether entry i's misses look final: the module of the tree each names or lies below
+ * (tree__module_of) is shared and settled, and is not entry i itself (its own exports join
+ * the set later). A guess again: resolution checks every miss. */
+static bool tree__settled(Tree *t, size_t i)
+{
+    const P2sNameSet *misses = &t->entries.contents[i].unit.found.misses;
+    for (size_t s = 0; s < misses->capacity; s++) {
+        size_t j;
+        const char *q = misses->slots[s].name;
+        if (q && tree__module_of(t, q, &j) && (j == i || atomic_load(&t->shared[j]) != TREE_SHARED_SETTLED))
+            return false;
+    }
+    return true;
+}
+
+static bool tree__facts(void *ctx, size_t i, P2sModuleFacts *out);
+static void tree__finish(Tree *t, Entry *e);
+
+/* Finds a parsed module once the modules it imports are shared, shares its exports (then the
+ * modules waiting for it go on), and finishes it right away when its misses look final and it
+ * rewrites: its tree is then never dropped and parsed again for the finish (nor counted
+ * against the budget). Otherwise it is kept or parked as by size. */
+static void tree__find_in_order(Tree *t, size_t i)
+{
+    Entry *e = &t->entries.contents[i];
+    if (e->awaits_imports)
+        tree__await_imports(t, i);
+    pthread_rwlock_rdlock(&t->external_lock);
+    tree__find_only(t, e);
+    pthread_rwlock_unlock(&t->external_lock);
+    P2sModuleFacts facts;
+    tree__facts(t, i, &facts);
+    pthread_rwlock_wrlock(&t->external_lock);
+    p2s_resolve_add_exports(&t->external, &facts);
+    pthread_rwlock_unlock(&t->external_lock);
+    bool settled = tree__settled(t, i);
+    tree__announce(t, i, settled ? TREE_SHARED_SETTLED : TREE_SHARED_UNSETTLED);
+    if (settled && e->rewrites && !t->opts->list) {
+        P2sFindings *found = &e->unit.found;
+        e->misses = found->misses;
+        memset(&found->misses, 0, sizeof found->misses);
+        tree__finish(t, e);
+        e->finished_early = true;
+    } else {
+        tree__park_or_keep(t, e);
+    }
+}
+
+/* The k-th entry in import order: read, parsed, found and maybe finished; shared whatever
+ * becomes of it (one that is not parsed exports nothing), so that no module waits for it
+ * forever (a parallel_for body). */
+static void tree__analyze_in_order(void *ctx, size_t k)
+{
+    Tree *t = ctx;
+    size_t i = t->order[k];
+    if (tree__read_and_parse(t, &t->entries.contents[i]))
+        tree__find_in_order(t, i);
+    else
+        tree__announce(t, i, TREE_SHARED_SETTLED);
 }
 
 static int tree__compare_sizes(const void *a, const void *b, void *ctx)
@@ -391,11 +610,13 @@ static bool tree__facts(void *ctx, size_t i, P2sModuleFacts *out)
     const P2sFindings *found = &e->unit.found;
     /* A parked module that rewrites is found again only for a base: its calls are found again
      * when it is finished (parsed again then), and its re-exports are resolution's (resolve.h).
-     * One that rewrites nothing is never finished: a call it missed may make it rewrite. */
-    *out = (P2sModuleFacts){e->module, e->parked ? &e->exports : &found->exports,
-                            e->parked ? &e->export_targets : &found->export_targets,
-                            e->parked ? &e->export_signatures : &found->export_signatures,
-                            e->parked ? &e->misses : &found->misses, e->parked && e->rewrites ? P2S_MISS_BASE : 0,
+     * One that rewrites nothing is never finished: a call it missed may make it rewrite. One
+     * finished early is found again for any miss: its output is made again then. */
+    bool dropped = e->parked || e->finished_early;
+    *out = (P2sModuleFacts){e->module, dropped ? &e->exports : &found->exports,
+                            dropped ? &e->export_targets : &found->export_targets,
+                            dropped ? &e->export_signatures : &found->export_signatures,
+                            dropped ? &e->misses : &found->misses, e->parked && e->rewrites ? P2S_MISS_BASE : 0,
                             &e->export_miss_names, &e->export_miss_targets};
     return true;
 }
@@ -409,10 +630,15 @@ static void tree__refind_one(void *ctx, size_t k)
 {
     Refind *r = ctx;
     Entry *e = &r->t->entries.contents[r->indices[k]];
-    if (e->parked)
+    if (e->finished_early) {
+        tree__parse_afresh(e);  /* its output was made with a miss that did not hold */
+        if (e->status == P2S_TRANSPILE_OK)
+            tree__find(r->t, e);
+    } else if (e->parked) {
         tree__unpark_and_find(r->t, e);
-    else
+    } else {
         tree__find(r->t, e);
+    }
 }
 
 /* A round's modules are found again on the workers (a parked one parsed again for it): the
@@ -476,7 +702,8 @@ static void tree__finish_nth(void *ctx, size_t k)
 {
     Tree *t = ctx;
     Entry *e = &t->entries.contents[t->by_size[k]];
-    if (!e->read_ok || e->status != P2S_TRANSPILE_OK || t->opts->parse_only || (e->parked && !e->rewrites))
+    if (!e->read_ok || e->status != P2S_TRANSPILE_OK || t->opts->parse_only || (e->parked && !e->rewrites) ||
+        e->finished_early)
         return;
     if (e->parked) {
         e->kept = true;  /* past the budget: this worker's one tree at a time */
@@ -544,11 +771,7 @@ static void tree__leave_as_written_across_modules(Tree *t)
                 !tree__uses_any(e->unit.tree ? &e->unit.found.externals_used : &e->depends, &fresh))
                 continue;
             e->kept = true;
-            tree__unpark(e);
-            p2s_unit_release(&e->unit);
-            p2s_unit_init(&e->unit, &e->src);
-            e->unit.regenerate = true;
-            e->status = p2s_unit_parse(&e->unit);
+            tree__parse_afresh(e);
             if (e->status != P2S_TRANSPILE_OK)
                 continue;
             tree__find(t, e);
@@ -806,17 +1029,35 @@ static void tree__release(Tree *t)
         p2s_nameset_release(&e->exports_read);
         p2s_strings_release(&e->depends);
         p2s_strings_release(&e->as_written);
+        p2s_strings_release(&e->imported);
+        if (t->imports)
+            array_delete(&t->imports[i]);
         p2s_free(e->rel);
         p2s_free(e->module);
     }
     array_delete(&t->entries);
     p2s_free(t->by_size);
+    p2s_free(t->order);
+    p2s_free(t->position);
+    p2s_free(t->imports);
+    p2s_free(t->shared);
+    p2s_nameset_release(&t->modules);
+    pthread_rwlock_destroy(&t->external_lock);
+    pthread_mutex_destroy(&t->shared_lock);
+    pthread_cond_destroy(&t->shared_changed);
     p2s_output_batch_release(&t->batch);
     p2s_externals_release(&t->external);
     p2s_free(t->src_root);
     p2s_free(t->out_root);
     p2s_free(t->package_prefix);
     p2s_free(t->abs_root);
+}
+
+static void tree__init_locks(Tree *t)
+{
+    pthread_rwlock_init(&t->external_lock, NULL);
+    pthread_mutex_init(&t->shared_lock, NULL);
+    pthread_cond_init(&t->shared_changed, NULL);
 }
 
 int p2s_tree_run(const P2sOptions *opts, const P2sRules *rules, const P2sProject *project, P2sReport *report)
@@ -832,6 +1073,7 @@ int p2s_tree_run(const P2sOptions *opts, const P2sRules *rules, const P2sProject
     free(abs_root);  /* from realpath */
     t.out_root = tree__strip_slashes(opts->in_place || !opts->output ? opts->input : opts->output);
     t.package_prefix = p2s_project_package_prefix(t.src_root);
+    tree__init_locks(&t);
     p2s_externals_init(&t.external);
     p2s_output_batch_init(&t.batch);
     int code = P2S_EXIT_OK;
@@ -855,9 +1097,18 @@ int p2s_tree_run(const P2sOptions *opts, const P2sRules *rules, const P2sProject
         }
     unsigned jobs = t.jobs = opts->jobs ? opts->jobs : p2s_parallel_default_jobs();
     tree__order_by_size(&t);
-    p2s_parallel_for(t.entries.size, jobs, tree__analyze_nth, &t);
-    if (!opts->parse_only)
+    if (opts->parse_only) {
+        p2s_parallel_for(t.entries.size, jobs, tree__analyze_nth, &t);
+    } else {
+        p2s_parallel_for(t.entries.size, jobs, tree__read_nth, &t);
+        tree__order_by_imports(&t);
+        p2s_parallel_for(t.entries.size, jobs, tree__analyze_in_order, &t);
+        /* The set the analysis filled is not the rounds': they start from nothing, so that
+         * every name is new in some round and each module that missed it is found again. */
+        p2s_externals_release(&t.external);
+        p2s_externals_init(&t.external);
         tree__resolve_across_modules(&t);
+    }
     p2s_parallel_for(t.entries.size, jobs, tree__finish_nth, &t);
     if (!opts->parse_only)
         tree__leave_as_written_across_modules(&t);
@@ -899,7 +1150,7 @@ static char *tree__reached_file(const P2sOptions *opts, const P2sProject *projec
 
 static P2sNameSet *tree__misses_of(Entry *e)
 {
-    return e->parked ? &e->misses : &e->unit.found.misses;
+    return e->parked || e->finished_early ? &e->misses : &e->unit.found.misses;
 }
 
 /* Each prefix of a missed name at a module boundary (`pkg.layers.Q`: pkg.layers.Q, pkg.layers,
@@ -1085,6 +1336,7 @@ void p2s_tree_context(const P2sOptions *opts, const P2sRules *rules, const P2sPr
     t.out_root = p2s_strdup("");
     t.package_prefix = p2s_strdup("");
     t.outputs_unwanted = true;  /* the siblings are never written, the file is finished after */
+    tree__init_locks(&t);
     p2s_externals_init(&t.external);
     p2s_output_batch_init(&t.batch);
     P2sNameSet tried;
