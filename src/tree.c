@@ -51,7 +51,8 @@ typedef struct {
     bool kept;                  /* its tree counts against the budget */
     bool finished_early;        /* finished when found, in import order: kept are its misses and
                                    exports, which resolution checks (found again if it must be) */
-    bool awaits_imports;        /* found only after the modules it imports (tree__order_by_imports) */
+    bool may_hold_pylayers;     /* by the scan, may define, use or re-export PyLayers: it spells a
+                                   base's name (`PyLayer`) or imports a module that may */
     P2sStrings imported;        /* tree mode, until ordered: what its import statements name */
     P2sNameSet misses;          /* parked: what resolution still needs of the findings */
     P2sStrings export_miss_names;    /* a lone file's run: a reached module's re-exports of names
@@ -420,6 +421,19 @@ static void tree__analyze_nth(void *ctx, size_t k)
     tree__analyze(t, &t->entries.contents[t->by_size[k]]);
 }
 
+/* Whether src spells the name of a PyLayer base class of the rules (`PyLayer`): a module
+ * that defines PyLayers does; one that only calls or re-exports them imports one that does. */
+static bool tree__mentions_a_base(const Tree *t, const P2sSource *src)
+{
+    for (size_t k = 0; k < t->rules->pylayer_bases.size; k++) {
+        const char *base = t->rules->pylayer_bases.contents[k], *dot = strrchr(base, '.');
+        const char *name = dot ? dot + 1 : base;
+        if (*name && memmem(src->bytes, src->len, name, strlen(name)))
+            return true;
+    }
+    return false;
+}
+
 /* Tree mode reads every source before the analysis, for the import order: what each imports,
  * and whether it mentions PyLayers (a parallel_for body). */
 static void tree__read_nth(void *ctx, size_t i)
@@ -432,8 +446,7 @@ static void tree__read_nth(void *ctx, size_t i)
     if (p2s_source_read_path(&e->src, path, path, P2S_SOURCE_LIMIT, &e->io) == 0) {
         e->read_ok = true;
         p2s_imports_scan(e->src.bytes, e->src.len, e->module ? e->module : "", e->is_package, &e->imported);
-        e->awaits_imports = memmem(e->src.bytes, e->src.len, "PyLayer", 7) ||
-                            memmem(e->src.bytes, e->src.len, ".apply", 6);
+        e->may_hold_pylayers = tree__mentions_a_base(t, &e->src);
     }
     p2s_free(path);
 }
@@ -450,9 +463,11 @@ static bool tree__module_of(const Tree *t, const char *name, size_t *index)
 
 /* The order of the analysis (tree->order): each module after the modules it imports, which it
  * reads names of, so most are found when those are (the roots' order, biggest first, breaks
- * ties). A module that mentions PyLayers waits for its imports to be found, as do the modules
- * it imports, transitively (a package that re-exports a PyLayer need not mention it); others
- * never wait, so a tree without PyLayer code keeps its workers busy. */
+ * ties). Then which modules may hold PyLayers: those that spell a base's name, and every
+ * module that imports such a one, transitively (a package that re-exports a PyLayer, or a
+ * model that calls one, need not spell it).
+ * Only those wait, and only for each other (tree__await_imports), so a tree with little
+ * PyLayer code keeps its workers busy. */
 static void tree__order_by_imports(Tree *t)
 {
     size_t n = t->entries.size;
@@ -482,34 +497,42 @@ static void tree__order_by_imports(Tree *t)
     p2s_imports_order(n, t->by_size, t->imports, t->order);
     for (size_t k = 0; k < n; k++)
         t->position[t->order[k]] = k;
-    P2sIndices waiting = {0};
-    for (size_t i = 0; i < n; i++)
-        if (t->entries.contents[i].awaits_imports)
-            array_push(&waiting, i);
-    while (waiting.size) {
-        size_t i = waiting.contents[--waiting.size];
-        for (size_t k = 0; k < t->imports[i].size; k++) {
-            Entry *imported = &t->entries.contents[t->imports[i].contents[k]];
-            if (!imported->awaits_imports) {
-                imported->awaits_imports = true;
-                array_push(&waiting, t->imports[i].contents[k]);
+    P2sIndices *importers = p2s_calloc(n ? n : 1, sizeof(P2sIndices)), holding = {0};
+    for (size_t i = 0; i < n; i++) {
+        for (size_t k = 0; k < t->imports[i].size; k++)
+            array_push(&importers[t->imports[i].contents[k]], i);
+        if (t->entries.contents[i].may_hold_pylayers)
+            array_push(&holding, i);
+    }
+    while (holding.size) {
+        size_t j = holding.contents[--holding.size];
+        for (size_t k = 0; k < importers[j].size; k++) {
+            Entry *importer = &t->entries.contents[importers[j].contents[k]];
+            if (!importer->may_hold_pylayers) {
+                importer->may_hold_pylayers = true;
+                array_push(&holding, importers[j].contents[k]);
             }
         }
     }
-    array_delete(&waiting);
+    for (size_t i = 0; i < n; i++)
+        array_delete(&importers[i]);
+    p2s_free(importers);
+    array_delete(&holding);
     t->shared = p2s_calloc(n ? n : 1, sizeof(atomic_uchar));
     for (size_t i = 0; i < n; i++)
         atomic_init(&t->shared[i], TREE_NOT_SHARED);
 }
 
-/* Waits until every module entry i imports that comes before it in the order is shared.
- * Those were handed to workers first and wait only for modules before them, so this ends. */
+/* Waits until every module entry i imports that may hold PyLayers and comes before it in the
+ * order is shared. Those were handed to workers first and wait only for modules before them,
+ * so this ends. */
 static void tree__await_imports(Tree *t, size_t i)
 {
     pthread_mutex_lock(&t->shared_lock);
     for (size_t k = 0; k < t->imports[i].size; k++) {
         size_t j = t->imports[i].contents[k];
-        while (t->position[j] < t->position[i] && atomic_load(&t->shared[j]) == TREE_NOT_SHARED)
+        while (t->entries.contents[j].may_hold_pylayers && t->position[j] < t->position[i] &&
+               atomic_load(&t->shared[j]) == TREE_NOT_SHARED)
             pthread_cond_wait(&t->shared_changed, &t->shared_lock);
     }
     pthread_mutex_unlock(&t->shared_lock);
@@ -524,15 +547,16 @@ static void tree__announce(Tree *t, size_t i, TreeShared state)
 }
 
 /* Whether entry i's misses look final: the module of the tree each names or lies below
- * (tree__module_of) is shared and settled, and is not entry i itself (its own exports join
- * the set later). A guess again: resolution checks every miss. */
+ * (tree__module_of), if it may hold PyLayers, is shared and settled, and is not entry i
+ * itself (its own exports join the set later). A guess again: resolution checks every miss. */
 static bool tree__settled(Tree *t, size_t i)
 {
     const P2sNameSet *misses = &t->entries.contents[i].unit.found.misses;
     for (size_t s = 0; s < misses->capacity; s++) {
         size_t j;
         const char *q = misses->slots[s].name;
-        if (q && tree__module_of(t, q, &j) && (j == i || atomic_load(&t->shared[j]) != TREE_SHARED_SETTLED))
+        if (q && tree__module_of(t, q, &j) && t->entries.contents[j].may_hold_pylayers &&
+            (j == i || atomic_load(&t->shared[j]) != TREE_SHARED_SETTLED))
             return false;
     }
     return true;
@@ -548,7 +572,7 @@ static void tree__finish(Tree *t, Entry *e);
 static void tree__find_in_order(Tree *t, size_t i)
 {
     Entry *e = &t->entries.contents[i];
-    if (e->awaits_imports)
+    if (e->may_hold_pylayers)
         tree__await_imports(t, i);
     pthread_rwlock_rdlock(&t->external_lock);
     tree__find_only(t, e);
