@@ -78,6 +78,9 @@ class IrAdapter(Protocol):
     def body_semantics(self) -> ContextManager[Any]:
         """The framework as forward's or backward's sub-block is built."""
 
+    def building(self) -> ContextManager[Any]:
+        """The framework while the whole op is built: its inputs, both sub-blocks, its outputs."""
+
     def op_semantics(self) -> ContextManager[Any]:
         """The framework as the pylayer op is appended, both its sub-blocks built."""
 

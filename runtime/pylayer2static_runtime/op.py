@@ -79,7 +79,8 @@ class PyLayerOp:
             # Inside a backward with grad mode off, eager runs a PyLayer's forward
             # without recording a gradient: no op, no backward, just forward's values.
             return static_function(forward, "forward")(ctx, *self.args, **self.kwargs)
-        return _Build(self, adapter, ctx, forward, backward).op()
+        with adapter.building():
+            return _Build(self, adapter, ctx, forward, backward).op()
 
 
 @functools.lru_cache(maxsize=None)

@@ -148,9 +148,15 @@ PATCHES: Dict[str, Patch] = {
     "legacy.adapter.Block.append_op": Patch(
         "paddle.base.framework.Block.append_op", "legacy/adapter.py", "build",
         f"{_BOTH} python/paddle/base/framework.py `Block.append_op` (`pass_stop_gradient`)"),
+    "legacy.adapter.framework.traceback": Patch(
+        "paddle.base.framework.traceback (the module `Operator` records call stacks with)", "legacy/adapter.py",
+        "build", f"{_BOTH} python/paddle/base/framework.py `Operator.__init__` (`op_callstack`)"),
     "legacy.adapter.Program._sync_with_cpp": Patch(
         "paddle.base.framework.Program._sync_with_cpp (of the program being built)", "legacy/adapter.py", "build",
         "paddle 2.6.2 python/paddle/static/nn/static_pylayer.py, python/paddle/base/framework.py"),
+    "legacy.adapter.Block._sync_with_cpp": Patch(
+        "paddle.base.framework.Block._sync_with_cpp (of the blocks before the op's)", "legacy/adapter.py", "build",
+        "paddle 2.6.2 python/paddle/static/nn/static_pylayer.py, python/paddle/base/framework.py `Block._remove_var`"),
     "legacy.adapter.Variable.clone": Patch(
         "paddle.base.framework.Variable.clone", "legacy/adapter.py", "build",
         "paddle 2.6.2 python/paddle/base/framework.py, variable_index.py"),

@@ -9,11 +9,14 @@ block finds them in the forward block's step scope).
 """
 import contextlib
 import functools
+import linecache
 import logging
+import sys
+import traceback
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import paddle
-from paddle.base import core
+from paddle.base import core, framework
 from paddle.base.framework import Block, Parameter, Variable  # paddle 2.6.2 (also 3.3.1 with PIR off)
 
 from .. import patch
@@ -245,27 +248,44 @@ class LegacyAdapter:
 
     @staticmethod
     @contextlib.contextmanager
+    def building() -> Iterator[None]:
+        """While the op is built: each new operator's creation stack is read with each frame's
+        entry made once (`_CallStacks`)."""
+        with patch.swapped("legacy.adapter.framework.traceback", framework, "traceback", _CallStacks()):
+            yield
+
+    @staticmethod
+    @contextlib.contextmanager
     def op_semantics() -> Iterator[None]:
         """While the op is appended: a sync of the program with its C++ description syncs
-        the blocks made since (the op's sub-blocks, and theirs).
+        the blocks made since (the op's sub-blocks, and theirs), and so does a sync of one
+        block: one made before is left as it is.
 
         paddle 2.6.2 static_pylayer.py syncs the whole program when each sub-block is done
         (`complete_forward_block`, `complete_backward_block`), a pass over every op built so
-        far, twice per PyLayer call: building was quadratic in the program's size. What it
-        changes in C++ alone (variables renamed in the backward block and the blocks inside
-        it, the op's `blocks` attribute) is in those blocks; the blocks before them only got
-        ops and variables through Python, which holds them already.
+        far, twice per PyLayer call, and the block the op goes to after forward's block is
+        built and once per gradient input it removes (`Block._remove_var` syncs first):
+        building was quadratic in the program's size. What it changes in C++ alone
+        (variables renamed in the backward block and the blocks inside it, the op's `blocks`
+        attribute) is in those blocks; the blocks before them only got ops and variables
+        through Python, which holds them already.
         """
         program = paddle.static.default_main_program()
         first_new = program.num_blocks
+        sync_block = Block._sync_with_cpp
 
         def sync_new_blocks() -> None:
             for index in range(len(program.blocks), program.desc.num_blocks()):
                 program.blocks.append(Block(program, index))
             for block in program.blocks[first_new:]:
-                block._sync_with_cpp()
+                sync_block(block)
 
-        with patch.swapped("legacy.adapter.Program._sync_with_cpp", program, "_sync_with_cpp", sync_new_blocks):
+        def sync_block_if_new(block: Any) -> None:
+            if block.program is not program or block.idx >= first_new:
+                sync_block(block)
+
+        with patch.swapped("legacy.adapter.Program._sync_with_cpp", program, "_sync_with_cpp", sync_new_blocks), \
+                patch.swapped("legacy.adapter.Block._sync_with_cpp", Block, "_sync_with_cpp", sync_block_if_new):
             yield
 
     @staticmethod
@@ -306,6 +326,42 @@ class LegacyAdapter:
             backward = block.program.block(ids[1])
             _no_gradient_stops(op, backward)
             _backward_role_within(backward)
+
+
+class _CallStacks:
+    """`traceback` as the Program IR's `Operator` reads it while an op is built.
+
+    paddle 2.6.2 `Operator.__init__` (base/framework.py; 3.3.1 with PIR off alike) records a
+    new operator's creation stack in its `op_callstack` attribute with
+    `traceback.extract_stack()`, which makes an object per frame and checks every file's
+    modification time (an `os.stat` per frame per operator). A body's operators repeat the
+    frames above them, deep in dy2static's and the runtime's calls: by cProfile those stacks
+    were a tenth of building a LoRA LM's PyLayer calls, and four times the twin's. Here each
+    frame's entry, the same `(file, line, function, source line)` as `traceback`'s, is made
+    once per build; the rest of `traceback` is the module's own.
+    """
+
+    def __init__(self) -> None:
+        self._entries: Dict[Tuple[Any, int], Tuple[str, int, str, str]] = {}
+
+    def extract_stack(self) -> List[Tuple[str, int, str, str]]:
+        """The caller's stack, outermost frame first, as `traceback.extract_stack()` gives it."""
+        stack = []
+        frame = sys._getframe(1)
+        while frame is not None:
+            key = (frame.f_code, frame.f_lineno)
+            entry = self._entries.get(key)
+            if entry is None:
+                code = frame.f_code
+                line = linecache.getline(code.co_filename, frame.f_lineno, frame.f_globals).strip()
+                entry = self._entries[key] = (code.co_filename, frame.f_lineno, code.co_name, line)
+            stack.append(entry)
+            frame = frame.f_back
+        stack.reverse()
+        return stack
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(traceback, name)
 
 
 @functools.lru_cache(maxsize=None)

@@ -261,6 +261,11 @@ class PirAdapter:
         return contextlib.nullcontext()
 
     @staticmethod
+    def building() -> Any:
+        """Building the op needs nothing special in PIR."""
+        return contextlib.nullcontext()
+
+    @staticmethod
     def op_semantics() -> Any:
         """Appending the op needs nothing special in PIR."""
         return contextlib.nullcontext()
