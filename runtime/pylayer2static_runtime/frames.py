@@ -12,7 +12,7 @@ import os
 import re
 import sys
 import types
-from typing import Any, Dict, List, NamedTuple, NoReturn, Optional, Tuple
+from typing import Any, Dict, List, NamedTuple, NoReturn, Optional, Sequence, Tuple
 
 from .core.errors import PyLayerContractError, describe
 
@@ -104,7 +104,7 @@ def _frame(head: str, code: str) -> Optional[_Frame]:
     return None if match is None else _Frame(match["path"], int(match["line"]), match["name"], code.strip())
 
 
-def _parsed(callstack: List[str]) -> Optional[List[_Frame]]:
+def _parsed(callstack: Sequence[str]) -> Optional[List[_Frame]]:
     if len(callstack) % 2:
         return None
     frames = [_frame(head, code) for head, code in zip(callstack[::2], callstack[1::2])]
@@ -122,6 +122,17 @@ def _as_written(frame: _Frame, origins: Dict[Tuple[str, int], Any]) -> _Frame:
 def user_callstack(callstack: List[str], cls: type, method: str) -> Optional[List[str]]:
     """The call stack of an op built in `cls.<method>`, as the user wrote the code: None when
     it does not pass through the runtime (not one of ours, or rewritten already).
+
+    Each stack is rewritten once: the ops a line of a body builds share it, and so do the
+    ops of each call of a class a model makes from one line (a loop over its blocks).
+    """
+    rewritten = _user_callstack(tuple(callstack), cls, method)
+    return None if rewritten is None else list(rewritten)
+
+
+@functools.lru_cache(maxsize=4096)
+def _user_callstack(callstack: Tuple[str, ...], cls: type, method: str) -> Optional[Tuple[str, ...]]:
+    """`user_callstack`, of a stack as a tuple.
 
     The framework prints an op's call stack when the op fails at run time (a shape mismatch,
     an index out of range, `FLAGS_check_nan_inf`). Between the `apply` call and the body,
@@ -157,7 +168,7 @@ def user_callstack(callstack: List[str], cls: type, method: str) -> Optional[Lis
     named = _method_frame(kept, between, body, method)
     if named is not None:
         kept[named] = kept[named]._replace(name=f"{method} of PyLayer {getattr(cls, '__qualname__', cls)}")
-    return [line for frame in kept for line in frame.lines()]
+    return tuple(line for frame in kept for line in frame.lines())
 
 
 def _method_frame(kept: List[_Frame], between: List[int], body: List[int], method: str) -> Optional[int]:
