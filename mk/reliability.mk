@@ -98,7 +98,7 @@ tsan-build: deps $(GRAMMAR_SRC)/parser.c
 	$(MAKE) SANITIZE=thread BUILD=$(REL_TSAN_BUILD) $(REL_TSAN_BUILD)/pylayer2static
 
 tsan-check: tsan-build
-	sh tests/reliability/tsan_cli.sh $(REL_TSAN_BUILD)/pylayer2static
+	sh tests/reliability/cli_wrapped.sh tsan $(REL_TSAN_BUILD)/pylayer2static
 
 sanitize-check: sanitize-build
 	sh tests/run_unit.sh $(REL_SAN_UNIT)
@@ -106,7 +106,7 @@ sanitize-check: sanitize-build
 	sh tests/cli/run.sh $(REL_SAN_BIN)
 
 valgrind-check: $(BIN)
-	sh tests/reliability/valgrind_cli.sh $(BIN)
+	sh tests/reliability/cli_wrapped.sh valgrind $(BIN)
 
 reliability: $(BIN)
 	sh tests/reliability/run.sh $(BIN)

@@ -90,12 +90,12 @@ else
     total_failed=$((total_failed + 5))
 fi
 if [ -x "$root/build/tsan/pylayer2static" ]; then
-    timed suite cli-tsan sh "$root/tests/reliability/tsan_cli.sh" "$root/build/tsan/pylayer2static"
+    timed suite cli-tsan sh "$root/tests/reliability/cli_wrapped.sh" tsan "$root/build/tsan/pylayer2static"
 else
     echo "check: no ThreadSanitizer build in build/tsan (make tsan-build); its suite counts as failed"
     total_failed=$((total_failed + 1))
 fi
-timed suite cli-valgrind sh "$root/tests/reliability/valgrind_cli.sh" "$bin"
+timed suite cli-valgrind sh "$root/tests/reliability/cli_wrapped.sh" valgrind "$bin"
 timed suite lsp-valgrind renamed lsp-valgrind lsp sh "$root/tests/lsp/run.sh" "$bin" --wrap \
     "valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite,indirect,possible --error-exitcode=99" \
     -k lsp_valgrind_session
