@@ -18,6 +18,16 @@ void p2s_unit_init(P2sUnit *self, const P2sSource *src)
     p2s_strbuf_init(&self->out);
 }
 
+void p2s_unit_moved(P2sUnit *self, const P2sSource *src)
+{
+    if (self->input) {
+        self->input = src;
+        self->src = &self->undone;
+    } else {
+        self->src = src;
+    }
+}
+
 /* Back to the input, when an earlier parse undid it. */
 static void transpile__restore(P2sUnit *self)
 {

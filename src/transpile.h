@@ -54,6 +54,9 @@ typedef struct {
 } P2sUnit;
 
 void p2s_unit_init(P2sUnit *self, const P2sSource *src);
+/* The unit (it holds the undone text and may point at it) and its input were moved, as an
+ * array of them grows: points it at itself again and at src, the input where it now is. */
+void p2s_unit_moved(P2sUnit *self, const P2sSource *src);
 /* Validates and parses. Returns OK or INPUT_ERROR (diagnostics in the sink). */
 P2sTranspileStatus p2s_unit_parse(P2sUnit *self);
 /* The same, reusing old (NULL: from scratch), a tree of an earlier text already told of the

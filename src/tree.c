@@ -1214,11 +1214,13 @@ static bool tree__add_one_reached(void *arg, const char *name, size_t n)
 }
 
 /* Adding entries may have moved them all: each unit of entries [0, end) points at its entry's
- * source again. */
+ * source again, or, for a module this tool wrote (undone when parsed), at its own undone text:
+ * pointed at the file as written, it read the rewritten bytes through the undone text's
+ * tree, and a transpiled sibling's PyLayer subclasses were lost to the files that read it. */
 static void tree__repoint_units(Tree *t, size_t end)
 {
     for (size_t i = 0; i < end; i++)
-        t->entries.contents[i].unit.src = &t->entries.contents[i].src;
+        p2s_unit_moved(&t->entries.contents[i].unit, &t->entries.contents[i].src);
 }
 
 /* The files that entries [from, end) reach through their misses become entries. A missed

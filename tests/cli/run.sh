@@ -425,7 +425,8 @@ check "each file of a list is checked with its own project's configuration" $?
 # import behind `if True:` (the scan misses it), a subclass through a package's re-export, a
 # package whose exported class shadows its own submodule (a module finished early, then found
 # and finished again), an import cycle of big modules past the 512 KiB of trees kept for
-# finishing (parked, parsed again)
+# finishing (parked, parsed again). A file list rewritten in place, each file with its own
+# context (no order) and reading the siblings rewritten before it, gives the same files.
 order="$work/order"
 mkdir -p "$order/src/pkg"
 printf '[project]\nname = "pkg"\n' > "$order/pyproject.toml"
@@ -460,10 +461,12 @@ for name, text in files.items():
     with open(os.path.join(sys.argv[1], name), "w") as f:
         f.write(text)
 EOF
+cp -r "$order" "$work/order_list"
 expect_rc "tree mode over modules out of import order, -j1" 0 "$bin" "$order/src" -o "$work/order_j1" -j1
 expect_rc "tree mode over modules out of import order, -j2" 0 "$bin" "$order/src" -o "$work/order_j2" -j2
-diff -r "$work/order_j1" "$work/order_j2" >/dev/null
-check "tree mode in import order: -j1 and -j2 give identical trees" $?
+expect_rc "the same modules as a file list, in place" 0 sh -c "cd '$work/order_list' && '$bin' --in-place src/pkg/*.py"
+diff -r "$work/order_j1" "$work/order_j2" >/dev/null && diff -r "$work/order_j1" "$work/order_list/src" >/dev/null
+check "tree mode in import order: -j1, -j2 and a file list in place give identical files" $?
 grep -q "return _p2s.apply(Hidden, x) + _p2s.apply(Deeper, x)$" "$work/order_j1/pkg/hidden.py" &&
     grep -q "return _p2s.apply(Deeper, x)$" "$work/order_j1/pkg/uses_hidden.py" &&
     grep -q "return _p2s.apply(Mid, x) + _p2s.apply(Base, x)$" "$work/order_j1/pkg/mid.py" &&
