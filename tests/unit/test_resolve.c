@@ -202,6 +202,53 @@ static void test_resolve_rounds_as_tabled(void **state)
     }
 }
 
+/* Tree mode fills a set module by module as they are found, imports first
+ * (p2s_resolve_add_exports): what it adds is what a round adds of those modules. */
+static void test_resolve_add_exports_adds_what_a_round_adds(void **state)
+{
+    (void)state;
+    static const ModuleCase ops = {"pkg.ops", "X Y", "", NULL, false, NULL, 0};
+    static const ModuleCase package = {"pkg", "X=pkg.ops.X", "", NULL, false, "Z=pkg.ops.Y W=pkg.ops.W", 0};
+    World w;
+    memset(&w, 0, sizeof w);
+    w.modules[0].data = &ops;
+    w.modules[1].data = &package;
+    w.count = 2;
+    P2sExternals one_by_one, rounds;
+    p2s_externals_init(&one_by_one);
+    p2s_externals_init(&rounds);
+    for (size_t i = 0; i < w.count; i++) {
+        module_set(&w.modules[i], w.modules[i].data->exports, w.modules[i].data->misses);
+        module_set_export_misses(&w.modules[i], w.modules[i].data->export_misses);
+        P2sModuleFacts facts;
+        assert_true(world_facts(&w, i, &facts));
+        p2s_resolve_add_exports(&one_by_one, &facts);
+    }
+    p2s_strbuf_init(&w.refinds);
+    p2s_resolve_exports(&rounds, w.count, world_facts, world_refind, &w);
+    P2sStrbuf got, want;
+    p2s_strbuf_init(&got);
+    p2s_strbuf_init(&want);
+    describe(&one_by_one, &got);
+    describe(&rounds, &want);
+    assert_string_equal(got.buf, "pkg.X=ctx, pkg.ops.X.x pkg.Z=ctx, pkg.ops.Y.x pkg.ops.X=ctx, pkg.ops.X.x "
+                                 "pkg.ops.Y=ctx, pkg.ops.Y.x");
+    assert_string_equal(got.buf, want.buf);
+    p2s_strbuf_release(&got);
+    p2s_strbuf_release(&want);
+    p2s_strbuf_release(&w.refinds);
+    p2s_externals_release(&one_by_one);
+    p2s_externals_release(&rounds);
+    for (size_t i = 0; i < w.count; i++) {
+        p2s_strings_release(&w.modules[i].exports);
+        p2s_strings_release(&w.modules[i].targets);
+        p2s_signatures_release(&w.modules[i].signatures);
+        p2s_nameset_release(&w.modules[i].misses);
+        p2s_strings_release(&w.modules[i].export_miss_names);
+        p2s_strings_release(&w.modules[i].export_miss_targets);
+    }
+}
+
 static void test_resolve_qualify_leaves_a_top_level_name_bare(void **state)
 {
     (void)state;
@@ -219,6 +266,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_resolve_rounds_as_tabled),
+        cmocka_unit_test(test_resolve_add_exports_adds_what_a_round_adds),
         cmocka_unit_test(test_resolve_qualify_leaves_a_top_level_name_bare),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
