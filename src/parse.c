@@ -212,13 +212,30 @@ bool p2s_parse_explain_limits(const P2sSource *src, P2sDiagSink *sink, size_t fr
     return false;
 }
 
-TSTree *p2s_parse_incremental(const P2sSource *src, const TSTree *old, P2sDiagSink *sink)
+TSParser *p2s_parser_new(void)
 {
     TSParser *parser = ts_parser_new();
     ts_parser_set_language(parser, tree_sitter_python());
+    return parser;
+}
+
+static TSTree *parse__with(TSParser *parser, const P2sSource *src, const TSTree *old, P2sDiagSink *sink)
+{
     TSTree *tree = ts_parser_parse_string(parser, old, src->bytes, (uint32_t)src->len);
-    ts_parser_delete(parser);
     p2s_parse_report_errors(src, ts_tree_root_node(tree), sink);
+    return tree;
+}
+
+TSTree *p2s_parse_with(TSParser *parser, const P2sSource *src, P2sDiagSink *sink)
+{
+    return parse__with(parser, src, NULL, sink);
+}
+
+TSTree *p2s_parse_incremental(const P2sSource *src, const TSTree *old, P2sDiagSink *sink)
+{
+    TSParser *parser = p2s_parser_new();
+    TSTree *tree = parse__with(parser, src, old, sink);
+    ts_parser_delete(parser);
     return tree;
 }
 

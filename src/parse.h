@@ -12,6 +12,11 @@ const TSLanguage *tree_sitter_python(void);
 
 /* Parses src; never NULL (allocation failure exits). Syntax errors go to sink. */
 TSTree *p2s_parse(const P2sSource *src, P2sDiagSink *sink);
+/* A parser of the grammar, for a caller that parses many small sources (p2s_parse_with); the
+ * caller deletes it (ts_parser_delete). */
+TSParser *p2s_parser_new(void);
+/* p2s_parse with the caller's parser (p2s_parser_new): its setup is paid once, not per parse. */
+TSTree *p2s_parse_with(TSParser *parser, const P2sSource *src, P2sDiagSink *sink);
 /* Parses src reusing old, a tree of an earlier text already told of the edits (ts_tree_edit):
  * only the edited regions are parsed again. old stays the caller's. */
 TSTree *p2s_parse_incremental(const P2sSource *src, const TSTree *old, P2sDiagSink *sink);

@@ -130,12 +130,14 @@ void p2s_unit_find(P2sUnit *self, const P2sRules *rules, const P2sModule *module
  *
  * A top-level definition (a class, a function) with edits splits further: at the start of the
  * line of each statement of its body that begins its line (after indentation only) after a
- * line that does not continue. Such a nested piece, up to the next one (or the next top-level
- * piece), parses in place as it does alone under `if 1:` (TRANSPILE_NESTED): the parser is
- * inside a block at that indentation with nothing open, the piece holds whole statements of
- * that block (and comments or blank lines after them), and it ends where a line at that
- * indentation or less begins. The definition's own lines before its first nested piece (its
- * header) are then not parsed, so it splits only when no edit is there; nor does the last
+ * line that does not continue; and so does, again, a definition among those statements that
+ * holds edits (a model's method), down to its own body's statements. Such a nested piece, up
+ * to the next one (or the next top-level piece), parses in place as it does alone under
+ * `if 1:` (TRANSPILE_NESTED), whatever its indentation: the parser is inside a block at that
+ * indentation with nothing open, the piece holds whole statements of that block (and
+ * comments or blank lines after them), and it ends where a line at that indentation or less
+ * begins. A definition's own lines before its first nested piece (its header, a piece of its
+ * own) are then not parsed, so it splits only when no edit is there; nor does the last
  * top-level piece, which takes the tail's leading blank lines. */
 #define TRANSPILE_NESTED "if 1:\n"
 
@@ -164,15 +166,52 @@ static bool transpile__begins_line(const P2sSource *src, size_t at, size_t *line
     return !(eol > 0 && src->bytes[eol - 1] == '\\');
 }
 
-/* The nested piece starts of the top-level statement `stmt` (see above), given the first edit
- * at or after its start, *e (advanced past the statement's edits, which end before `end`). */
-static void transpile__body_pieces(const P2sSource *src, TSNode stmt, size_t end, const P2sPlan *plan,
-                                   size_t *e, Pieces *pieces)
+/* Index of the first edit that starts at or after `at`. */
+static size_t transpile__first_edit(const P2sPlan *plan, size_t at)
 {
-    size_t first_edit = *e < plan->edits.size ? plan->edits.contents[*e].start : SIZE_MAX;
-    while (*e < plan->edits.size && plan->edits.contents[*e].start < end)
-        (*e)++;
-    if (first_edit >= end)
+    size_t lo = 0, hi = plan->edits.size;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (plan->edits.contents[mid].start < at)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+#define TRANSPILE_NESTING_MAX 8   /* definitions split this deep at most (methods of nested classes) */
+
+static void transpile__definition_pieces(const P2sSource *src, TSNode stmt, size_t end, const P2sPlan *plan,
+                                         Pieces *pieces, int depth);
+
+/* The nested piece starts of a block's statements (see above): each that begins its line,
+ * indented, after a line that does not continue; a definition among them splits further. */
+static void transpile__block_pieces(const P2sSource *src, TSNode body, const P2sPlan *plan, Pieces *pieces,
+                                    int depth)
+{
+    TSTreeCursor cursor = ts_tree_cursor_new(body);
+    for (bool more = ts_tree_cursor_goto_first_child(&cursor); more; more = ts_tree_cursor_goto_next_sibling(&cursor)) {
+        TSNode child = ts_tree_cursor_current_node(&cursor);
+        size_t at = ts_node_start_byte(child), line;
+        if (!ts_node_is_named(child) || p2s_kind(child) == P2S_KIND_COMMENT ||
+            !transpile__begins_line(src, at, &line) || line == at)
+            continue;
+        array_push(pieces, ((PieceStart){line, true}));
+        if (depth < TRANSPILE_NESTING_MAX)
+            transpile__definition_pieces(src, child, ts_node_end_byte(child), plan, pieces, depth + 1);
+    }
+    ts_tree_cursor_delete(&cursor);
+}
+
+/* After the piece start of the statement `stmt`, which reaches to `end`: when it is a
+ * definition (a class, a function, decorated or not) holding edits, none in its header (its
+ * lines before its body's first piece), the piece starts of its body's statements. */
+static void transpile__definition_pieces(const P2sSource *src, TSNode stmt, size_t end, const P2sPlan *plan,
+                                         Pieces *pieces, int depth)
+{
+    size_t e = transpile__first_edit(plan, ts_node_start_byte(stmt));
+    if (e == plan->edits.size || plan->edits.contents[e].start >= end)
         return;
     TSNode def = p2s_kind(stmt) == P2S_KIND_DECORATED_DEFINITION ? p2s_child(stmt, P2S_FIELD_DEFINITION) : stmt;
     P2sKind kind = p2s_kind(def);
@@ -181,23 +220,14 @@ static void transpile__body_pieces(const P2sSource *src, TSNode stmt, size_t end
     if (ts_node_is_null(body))
         return;
     size_t before = pieces->size;
-    TSTreeCursor cursor = ts_tree_cursor_new(body);
-    for (bool more = ts_tree_cursor_goto_first_child(&cursor); more; more = ts_tree_cursor_goto_next_sibling(&cursor)) {
-        TSNode child = ts_tree_cursor_current_node(&cursor);
-        size_t at = ts_node_start_byte(child), line;
-        if (ts_node_is_named(child) && p2s_kind(child) != P2S_KIND_COMMENT &&
-            transpile__begins_line(src, at, &line) && line < at)
-            array_push(pieces, ((PieceStart){line, true}));
-    }
-    ts_tree_cursor_delete(&cursor);
-    if (pieces->size > before && first_edit < pieces->contents[before].at)
+    transpile__block_pieces(src, body, plan, pieces, depth);
+    if (pieces->size > before && plan->edits.contents[e].start < pieces->contents[before].at)
         pieces->size = before;  /* an edit in the header: the definition is one piece */
 }
 
 static void transpile__pieces(const P2sSource *src, TSNode root, const P2sPlan *plan, Pieces *pieces)
 {
     array_push(pieces, ((PieceStart){0, false}));
-    size_t e = 0;
     TSNode top = {0};   /* the top-level statement the last piece began with, if any */
     TSTreeCursor cursor = ts_tree_cursor_new(root);
     for (bool more = ts_tree_cursor_goto_first_child(&cursor); more; more = ts_tree_cursor_goto_next_sibling(&cursor)) {
@@ -207,7 +237,7 @@ static void transpile__pieces(const P2sSource *src, TSNode root, const P2sPlan *
             (at > 0 && (!transpile__begins_line(src, at, &line) || line != at)))
             continue;
         if (!ts_node_is_null(top))
-            transpile__body_pieces(src, top, at, plan, &e, pieces);
+            transpile__definition_pieces(src, top, at, plan, pieces, 1);
         top = stmt;
         if (at > 0)
             array_push(pieces, ((PieceStart){at, false}));
@@ -218,8 +248,8 @@ static void transpile__pieces(const P2sSource *src, TSNode root, const P2sPlan *
 /* Parses output[from, to), after `prefix` (TRANSPILE_NESTED, or ""), as a source of its own;
  * the first syntax error, if any, becomes an internal error (P2S900) with its position in the
  * whole output. */
-static int transpile__parses(const P2sSource *src, const P2sStrbuf *output, const char *prefix, size_t from,
-                             size_t to, P2sDiagSink *sink)
+static int transpile__parses(TSParser *parser, const P2sSource *src, const P2sStrbuf *output, const char *prefix,
+                             size_t from, size_t to, P2sDiagSink *sink)
 {
     P2sSource part;
     P2sDiagSink scratch;
@@ -232,7 +262,7 @@ static int transpile__parses(const P2sSource *src, const P2sStrbuf *output, cons
     }
     p2s_source_view(&part, src->name, skip ? text.buf : output->buf + from, skip ? text.len : to - from);
     p2s_diag_sink_init(&scratch);
-    ts_tree_delete(p2s_parse(&part, &scratch));
+    ts_tree_delete(p2s_parse_with(parser, &part, &scratch));
     int rc = 0;
     if (scratch.errors > 0) {
         P2sSource whole;
@@ -281,8 +311,8 @@ static bool transpile__plain_name(const char *qualname)
  * its own plain name, of a shape parsed already with another plain name, is not parsed again;
  * the rest of the tail, and every other builder, is parsed as it is, in one source. If that
  * fails, the whole tail is parsed to say where. */
-static int transpile__verify_tail(const P2sSource *src, const P2sPlan *plan, const P2sStrbuf *output,
-                                  size_t from, P2sDiagSink *sink)
+static int transpile__verify_tail(TSParser *parser, const P2sSource *src, const P2sPlan *plan,
+                                  const P2sStrbuf *output, size_t from, P2sDiagSink *sink)
 {
     size_t tail_at = output->len - plan->tail.len;
     P2sStrbuf text, expanded;
@@ -307,8 +337,8 @@ static int transpile__verify_tail(const P2sSource *src, const P2sPlan *plan, con
     P2sDiagSink scratch;
     p2s_source_view(&part, src->name, text.buf, text.len);
     p2s_diag_sink_init(&scratch);
-    ts_tree_delete(p2s_parse(&part, &scratch));
-    int rc = scratch.errors > 0 ? transpile__parses(src, output, "", from, output->len, sink) : 0;
+    ts_tree_delete(p2s_parse_with(parser, &part, &scratch));
+    int rc = scratch.errors > 0 ? transpile__parses(parser, src, output, "", from, output->len, sink) : 0;
     p2s_diag_sink_release(&scratch);
     p2s_source_release(&part);
     p2s_free(parsed_plain);
@@ -350,6 +380,7 @@ static int transpile__verify(P2sUnit *unit, const P2sPlan *plan, const P2sStrbuf
     starts.size = kept;
     size_t e = 0, shift = 0;   /* shift: output offset - input offset before edit e */
     int rc = 0;
+    TSParser *parser = p2s_parser_new();  /* one for every piece: a parser's setup outweighs a short piece */
     for (size_t k = 0; k < starts.size && rc == 0; k++) {
         size_t from = starts.contents[k].at + shift;
         bool last = k + 1 == starts.size, edited = last;
@@ -359,12 +390,13 @@ static int transpile__verify(P2sUnit *unit, const P2sPlan *plan, const P2sStrbuf
             edited = true;
         }
         if (edited)
-            rc = transpile__parses(src, output, starts.contents[k].nested ? TRANSPILE_NESTED : "", from,
+            rc = transpile__parses(parser, src, output, starts.contents[k].nested ? TRANSPILE_NESTED : "", from,
                                    last ? split : starts.contents[k + 1].at + shift, sink);
     }
     array_delete(&starts);
     if (rc == 0 && split < output->len)
-        rc = transpile__verify_tail(src, plan, output, split, sink);
+        rc = transpile__verify_tail(parser, src, plan, output, split, sink);
+    ts_parser_delete(parser);
     return rc;
 }
 

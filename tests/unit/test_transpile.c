@@ -111,6 +111,14 @@ static void test_transpile_verifies_across_piece_boundaries(void **state)
         "from paddle.autograd import PyLayer\n" LAYER "class M:\n    \"\"\"doc\"\"\"\n    a = 1; b = L.apply(a)\n"
         "    @property\n    def p(self):\n        return L.apply(1)\n    def q(self, x):\n        s = '''\nx\n'''\n"
         "        return L.apply(x)\n    class N:\n        def r(self):\n            return L.apply(2)\n# last\nz = 1\n",
+        /* a method split statement by statement: a site in an `if` with an `else`, a comment at
+         * column 0 inside the method, a statement joined by `;` to a site, a one-line method
+         * (one piece), a method of a nested class, the class followed by a decorated one */
+        "from paddle.autograd import PyLayer\n" LAYER "class M:\n    def f(self, x):\n        \"\"\"doc\"\"\"\n"
+        "        if x:\n            y = L.apply(x)\n        else:\n            y = 2\n# note\n"
+        "        a = 1; b = L.apply(y)\n        return L.apply(b)\n\n    def g(self, x): return L.apply(x)\n\n"
+        "    class N:\n        def h(self, x):\n            z = 1\n            return L.apply(x)\n"
+        "@staticmethod\nclass P:\n    def k(self):\n        return L.apply(1)\nq = 2\n",
         /* tabs for indentation, a function's statements, a one-line class, a site in a decorator
          * (the definition is then one piece) */
         "from paddle.autograd import PyLayer\n" LAYER "class T:\n\tdef f(self, x):\n\t\treturn L.apply(x)\n"
