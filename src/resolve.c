@@ -11,20 +11,20 @@ void p2s_resolve_qualify(P2sStrbuf *out, const char *module, const char *name)
 /* Adds `module.name` to the external set (a re-export: with its target's signature); when it
  * is new, to fresh too (when given). */
 static void resolve__add(P2sExternals *external, const char *module, const char *name, const char *target,
-                         const P2sSignature *own, P2sStrings *fresh)
+                         const P2sSignature *own, P2sNameSet *fresh)
 {
     P2sStrbuf q;
     p2s_strbuf_init(&q);
     p2s_resolve_qualify(&q, module, name);
     const P2sExternal *re = *target ? p2s_externals_get(external, target, strlen(target)) : NULL;
     if (p2s_externals_add(external, q.buf, q.len, re ? re->signature : own) && fresh)
-        array_push(fresh, p2s_strbuf_detach(&q, NULL));
+        p2s_nameset_add(fresh, q.buf, q.len);
     p2s_strbuf_release(&q);
 }
 
 /* Adds one module's exports to the external set, and its re-exports whose targets are in it;
  * the names that are new go to fresh, when given. */
-static void resolve__collect_module(P2sExternals *external, const P2sModuleFacts *m, P2sStrings *fresh)
+static void resolve__collect_module(P2sExternals *external, const P2sModuleFacts *m, P2sNameSet *fresh)
 {
     for (size_t k = 0; k < m->exports->size; k++)
         resolve__add(external, m->module, m->exports->contents[k], m->export_targets->contents[k],
@@ -38,7 +38,7 @@ static void resolve__collect_module(P2sExternals *external, const P2sModuleFacts
 
 /* Adds every module's exports (resolve__collect_module); the names that are new go to fresh. */
 static void resolve__collect(P2sExternals *external, size_t count, P2sResolveFacts facts, void *ctx,
-                             P2sStrings *fresh)
+                             P2sNameSet *fresh)
 {
     for (size_t i = 0; i < count; i++) {
         P2sModuleFacts m;
@@ -71,23 +71,19 @@ void p2s_resolve_exports(P2sExternals *external, size_t count, P2sResolveFacts f
 {
     Array(size_t) redo = {0};
     for (bool grew = true; grew;) {
-        P2sStrings fresh = {0};
-        P2sNameSet fresh_names;
-        p2s_nameset_init(&fresh_names);
+        P2sNameSet fresh;
+        p2s_nameset_init(&fresh);
         resolve__collect(external, count, facts, ctx, &fresh);
-        for (size_t k = 0; k < fresh.size; k++)
-            p2s_nameset_add(&fresh_names, fresh.contents[k], strlen(fresh.contents[k]));
         grew = fresh.size > 0;
         redo.size = 0;
         for (size_t i = 0; grew && i < count; i++) {
             P2sModuleFacts m;
-            if (facts(ctx, i, &m) && resolve__missed_any(&m, &fresh_names))
+            if (facts(ctx, i, &m) && resolve__missed_any(&m, &fresh))
                 array_push(&redo, i);
         }
         if (redo.size)
             refind(ctx, redo.contents, redo.size);
-        p2s_nameset_release(&fresh_names);
-        p2s_strings_release(&fresh);
+        p2s_nameset_release(&fresh);
     }
     array_delete(&redo);
 }

@@ -383,28 +383,35 @@ static void tree__parse_afresh(Entry *e)
     e->status = p2s_unit_parse(&e->unit);
 }
 
-/* Reads (unless the entry's source is given) and parses one entry; true when it is to be
- * found. */
-static bool tree__read_and_parse(Tree *t, Entry *e)
+/* Reads a Python entry's source, unless it is read or given already; whether it is there
+ * (read errors go to e->io). */
+static bool tree__read(Tree *t, Entry *e)
 {
     if (!e->python || e->io.items.size)
         return false;
-    bool parsed = false;
-    char *path = tree__join(t->src_root, e->rel);
-    if (e->read_ok || p2s_source_read_path(&e->src, path, path, P2S_SOURCE_LIMIT, &e->io) == 0) {
-        e->read_ok = true;
-        p2s_unit_init(&e->unit, &e->src);
-        e->unit.regenerate = !e->parsed;  /* a given tree is of the source as already undone */
-        e->unit.tree = e->parsed;
-        e->parsed = NULL;
-        e->status = e->unit.tree ? P2S_TRANSPILE_OK : p2s_unit_parse(&e->unit);
-        if (e->status == P2S_TRANSPILE_OK && t->opts->parse_only)
-            tree__drop_tree(e);
-        else
-            parsed = e->status == P2S_TRANSPILE_OK;
+    if (!e->read_ok) {
+        char *path = tree__join(t->src_root, e->rel);
+        e->read_ok = p2s_source_read_path(&e->src, path, path, P2S_SOURCE_LIMIT, &e->io) == 0;
+        p2s_free(path);
     }
-    p2s_free(path);
-    return parsed;
+    return e->read_ok;
+}
+
+/* Reads (tree__read) and parses one entry; true when it is to be found. */
+static bool tree__read_and_parse(Tree *t, Entry *e)
+{
+    if (!tree__read(t, e))
+        return false;
+    p2s_unit_init(&e->unit, &e->src);
+    e->unit.regenerate = !e->parsed;  /* a given tree is of the source as already undone */
+    e->unit.tree = e->parsed;
+    e->parsed = NULL;
+    e->status = e->unit.tree ? P2S_TRANSPILE_OK : p2s_unit_parse(&e->unit);
+    if (e->status == P2S_TRANSPILE_OK && t->opts->parse_only) {
+        tree__drop_tree(e);
+        return false;
+    }
+    return e->status == P2S_TRANSPILE_OK;
 }
 
 /* Reads, parses and finds one entry. */
@@ -440,15 +447,10 @@ static void tree__read_nth(void *ctx, size_t i)
 {
     Tree *t = ctx;
     Entry *e = &t->entries.contents[i];
-    if (!e->python || e->io.items.size)
+    if (!tree__read(t, e))
         return;
-    char *path = tree__join(t->src_root, e->rel);
-    if (p2s_source_read_path(&e->src, path, path, P2S_SOURCE_LIMIT, &e->io) == 0) {
-        e->read_ok = true;
-        p2s_imports_scan(e->src.bytes, e->src.len, e->module ? e->module : "", e->is_package, &e->imported);
-        e->may_hold_pylayers = tree__mentions_a_base(t, &e->src);
-    }
-    p2s_free(path);
+    p2s_imports_scan(e->src.bytes, e->src.len, e->module ? e->module : "", e->is_package, &e->imported);
+    e->may_hold_pylayers = tree__mentions_a_base(t, &e->src);
 }
 
 /* The entry of the module that name is, or lies below (the longest such prefix: `pkg.ops.X`

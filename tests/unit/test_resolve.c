@@ -165,20 +165,39 @@ static void describe(const P2sExternals *external, P2sStrbuf *out)
     p2s_strings_release(&names);
 }
 
+/* The modules of `cases` (up to 4, or to the first without a name) with their first facts. */
+static void world_init(World *w, const ModuleCase *cases)
+{
+    memset(w, 0, sizeof *w);
+    p2s_strbuf_init(&w->refinds);
+    while (w->count < 4 && cases[w->count].module) {
+        Module *m = &w->modules[w->count];
+        m->data = &cases[w->count++];
+        module_set(m, m->data->exports, m->data->misses);
+        module_set_export_misses(m, m->data->export_misses);
+    }
+}
+
+static void world_release(World *w)
+{
+    for (size_t i = 0; i < w->count; i++) {
+        p2s_strings_release(&w->modules[i].exports);
+        p2s_strings_release(&w->modules[i].targets);
+        p2s_signatures_release(&w->modules[i].signatures);
+        p2s_nameset_release(&w->modules[i].misses);
+        p2s_strings_release(&w->modules[i].export_miss_names);
+        p2s_strings_release(&w->modules[i].export_miss_targets);
+    }
+    p2s_strbuf_release(&w->refinds);
+}
+
 static void test_resolve_rounds_as_tabled(void **state)
 {
     (void)state;
     for (size_t c = 0; c < sizeof CASES / sizeof *CASES; c++) {
         const ResolveCase *rc = &CASES[c];
         World w;
-        memset(&w, 0, sizeof w);
-        p2s_strbuf_init(&w.refinds);
-        while (w.count < 4 && rc->modules[w.count].module) {
-            Module *m = &w.modules[w.count++];
-            m->data = &rc->modules[w.count - 1];
-            module_set(m, m->data->exports, m->data->misses);
-            module_set_export_misses(m, m->data->export_misses);
-        }
+        world_init(&w, rc->modules);
         P2sExternals external;
         p2s_externals_init(&external);
         p2s_resolve_exports(&external, w.count, world_facts, world_refind, &w);
@@ -190,15 +209,7 @@ static void test_resolve_rounds_as_tabled(void **state)
                      w.refinds.buf, rc->refinds);
         p2s_strbuf_release(&got);
         p2s_externals_release(&external);
-        for (size_t i = 0; i < w.count; i++) {
-            p2s_strings_release(&w.modules[i].exports);
-            p2s_strings_release(&w.modules[i].targets);
-            p2s_signatures_release(&w.modules[i].signatures);
-            p2s_nameset_release(&w.modules[i].misses);
-            p2s_strings_release(&w.modules[i].export_miss_names);
-            p2s_strings_release(&w.modules[i].export_miss_targets);
-        }
-        p2s_strbuf_release(&w.refinds);
+        world_release(&w);
     }
 }
 
@@ -207,24 +218,19 @@ static void test_resolve_rounds_as_tabled(void **state)
 static void test_resolve_add_exports_adds_what_a_round_adds(void **state)
 {
     (void)state;
-    static const ModuleCase ops = {"pkg.ops", "X Y", "", NULL, false, NULL, 0};
-    static const ModuleCase package = {"pkg", "X=pkg.ops.X", "", NULL, false, "Z=pkg.ops.Y W=pkg.ops.W", 0};
+    static const ModuleCase modules[] = {{"pkg.ops", "X Y", "", NULL, false, NULL, 0},
+                                         {"pkg", "X=pkg.ops.X", "", NULL, false, "Z=pkg.ops.Y W=pkg.ops.W", 0},
+                                         {NULL, NULL, NULL, NULL, false, NULL, 0}};
     World w;
-    memset(&w, 0, sizeof w);
-    w.modules[0].data = &ops;
-    w.modules[1].data = &package;
-    w.count = 2;
+    world_init(&w, modules);
     P2sExternals one_by_one, rounds;
     p2s_externals_init(&one_by_one);
     p2s_externals_init(&rounds);
     for (size_t i = 0; i < w.count; i++) {
-        module_set(&w.modules[i], w.modules[i].data->exports, w.modules[i].data->misses);
-        module_set_export_misses(&w.modules[i], w.modules[i].data->export_misses);
         P2sModuleFacts facts;
         assert_true(world_facts(&w, i, &facts));
         p2s_resolve_add_exports(&one_by_one, &facts);
     }
-    p2s_strbuf_init(&w.refinds);
     p2s_resolve_exports(&rounds, w.count, world_facts, world_refind, &w);
     P2sStrbuf got, want;
     p2s_strbuf_init(&got);
@@ -236,17 +242,9 @@ static void test_resolve_add_exports_adds_what_a_round_adds(void **state)
     assert_string_equal(got.buf, want.buf);
     p2s_strbuf_release(&got);
     p2s_strbuf_release(&want);
-    p2s_strbuf_release(&w.refinds);
     p2s_externals_release(&one_by_one);
     p2s_externals_release(&rounds);
-    for (size_t i = 0; i < w.count; i++) {
-        p2s_strings_release(&w.modules[i].exports);
-        p2s_strings_release(&w.modules[i].targets);
-        p2s_signatures_release(&w.modules[i].signatures);
-        p2s_nameset_release(&w.modules[i].misses);
-        p2s_strings_release(&w.modules[i].export_miss_names);
-        p2s_strings_release(&w.modules[i].export_miss_targets);
-    }
+    world_release(&w);
 }
 
 static void test_resolve_qualify_leaves_a_top_level_name_bare(void **state)

@@ -110,9 +110,9 @@ def _move_ops(global_block: Any, index: int, body: Any, cls: Optional[str], read
         desc.copy_from(inner.desc)
         if cls is not None:
             desc._set_str_attr(CLASS_ATTR, cls)
-        moved = Operator(global_block, desc)
-        global_block.ops.insert(index + offset, moved)
-        readers.moved(inner, global_block, moved)
+        placed = Operator(global_block, desc)
+        global_block.ops.insert(index + offset, placed)
+        readers.moved(inner, global_block, placed)
         for child in child_blocks(global_block.program, inner):
             child.desc.set_parent_idx(global_block.idx)
     moved = len(body.ops)
