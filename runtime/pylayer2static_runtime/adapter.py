@@ -84,6 +84,13 @@ class IrAdapter(Protocol):
     def op_semantics(self) -> ContextManager[Any]:
         """The framework as the pylayer op is appended, both its sub-blocks built."""
 
+    def append_pylayer(self, forward: Callable[..., List[Any]], inputs: List[Any], backward: Any) -> Any:
+        """Append the pylayer op of `forward` (returning its output tensors) and `backward` on
+        `inputs` to the program being built; forward's outputs as the op's."""
+
+    def copy(self, value: Any) -> Any:
+        """A new tensor of the block being built holding `value`'s value."""
+
     def rewrite_callstacks(self, rewrite: Callable[[List[str]], Optional[List[str]]]) -> None:
         """Give each op of the sub-block being built, and of the blocks its ops hold, the call
         stack `rewrite` makes of its own (kept where it makes None): the stack the framework

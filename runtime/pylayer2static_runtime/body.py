@@ -11,15 +11,13 @@ the same for both IRs; what differs by IR comes from the `adapter.IrAdapter` it 
 - `no_autograd_backward`: `paddle.autograd.backward` in a backward is a contract error;
 - `body_rules`: in-place APIs followed (`inplace.py`), eager-only code refused (`eager_only.py`),
   the ops' call stacks the user's (`frames.user_callstack`);
-- `as_static`, `append_pylayer`, `copy`, `cast`, `defines_backward`: the framework calls the
-  build steps make.
+- `as_static`, `cast`, `defines_backward`: the framework calls the build steps make.
 """
 import contextlib
 from typing import Any, Callable, Iterator, List
 
 import paddle
 from paddle.base.dygraph.base import _convert_into_variable
-from paddle.static.nn import static_pylayer
 
 from . import eager_only, framework, frames, inplace, patch
 from .adapter import IrAdapter
@@ -188,17 +186,6 @@ def body_rules(cls: type, method: str, adapter: IrAdapter, foreign: List[Any]) -
             eager_only.guarded():
         yield
     adapter.rewrite_callstacks(lambda callstack: frames.user_callstack(callstack, cls, method))
-
-
-def append_pylayer(forward: Callable[..., Any], inputs: List[Any], backward: Any) -> Any:
-    """The pylayer op appended to the program being built (paddle 3.3.1 and 2.6.2
-    python/paddle/static/nn/static_pylayer.py); forward's outputs, as it returns them."""
-    return static_pylayer(forward, inputs, backward)
-
-
-def copy(value: Any) -> Any:
-    """A new value equal to `value`."""
-    return paddle.assign(value)
 
 
 def cast(value: Any, dtype: Any) -> Any:

@@ -130,7 +130,7 @@ class _Build:
             backward = self.backward_block
         try:
             with self.adapter.op_semantics():
-                result = body.append_pylayer(self.forward_block, self.inputs.values, backward)
+                result = self.adapter.append_pylayer(self.forward_block, self.inputs.values, backward)
         except Exception as exc:  # noqa: BLE001 - re-raised, with the user's lines
             reraise_with_user_lines(exc)
         self.adapter.finish()
@@ -220,7 +220,7 @@ class _Build:
         # the returned variable to `<input>@GRAD` once per input (paddle 2.6.2),
         # which also breaks when it is an incoming gradient or a saved tensor.
         # A value backward's own ops made, returned once, is its own already.
-        return [g if g is None or self.adapter.own_gradient(g, flat) else body.copy(g) for g in flat]
+        return [g if g is None or self.adapter.own_gradient(g, flat) else self.adapter.copy(g) for g in flat]
 
     def _returned(self, outs: List[Any], needs_grad: bool) -> Any:
         """forward's result with its tensors replaced by the op's outputs, each stopping

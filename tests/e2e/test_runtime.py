@@ -247,6 +247,74 @@ def test_an_inlined_legacy_training_program_computes_what_its_pylayer_ops_did(mo
         assert not got[2].any()
 
 
+def _legacy_pylayer_program(append_pylayer):
+    """A Program IR program with one pylayer op built by `append_pylayer` (the framework's
+    `static_pylayer`, or the runtime's `legacy/pylayer_op.py`): two inputs, two outputs, a
+    backward that reads a gradient twice and returns a gradient for one input, and the
+    gradients autodiff adds; (program, fetched names)."""
+    import paddle
+
+    main = paddle.static.Program()
+    with paddle.static.program_guard(main, paddle.static.Program()):
+        x = paddle.static.data("x", [2, 3], "float32")
+        y = paddle.static.data("y", [2, 3], "float32")
+        x.stop_gradient = y.stop_gradient = False
+
+        def forward(a, b):
+            return [paddle.nn.functional.relu(a) * b, a + b]
+
+        def backward(da, db):
+            return da * 2.0 + db + da, None
+
+        first, second = append_pylayer(forward, [x, y], backward)
+        loss = paddle.mean(first) + paddle.mean(second * 3.0)
+        grad_x, = paddle.static.gradients([loss], [x])
+    return main, [loss.name, grad_x.name]
+
+
+def test_the_legacy_pylayer_op_is_the_frameworks_op_for_op() -> None:
+    """`legacy/pylayer_op.py` builds the op `static_pylayer` builds (paddle 2.6.2
+    static_pylayer.py, also 3.x with PIR off), its copies bare `assign` descs: the same ops in
+    each block, in order, with the same roles, the same structure of inputs, outputs and
+    blocks, and the same loss and gradient when the program runs (through the op, not inlined:
+    the executor's copy of the program keeps its pylayer ops here)."""
+    import numpy as np
+    import paddle
+    from paddle.base import core, executor
+    from pylayer2static_runtime.legacy import pylayer_op
+
+    role = core.op_proto_and_checker_maker.kOpRoleAttrName()
+
+    def shape(program):
+        blocks = []
+        for block in program.blocks:
+            ops = []
+            for op in block.ops:
+                ids = op._blocks_attr_ids("blocks") if op.has_attr("blocks") else []
+                ops.append((op.type, op.attr(role), sorted((k, len(op.input(k))) for k in op.input_names),
+                            sorted((k, len(op.output(k))) for k in op.output_names), ids))
+            blocks.append((block.parent_idx, block.forward_block_idx, ops))
+        return blocks
+
+    feed = {"x": np.arange(6, dtype="float32").reshape(2, 3) - 2.0, "y": np.full((2, 3), 0.5, "float32")}
+    results = []
+    with legacy_static_graph():
+        for build in (paddle.static.nn.static_pylayer, pylayer_op.append_pylayer):
+            main, fetch = _legacy_pylayer_program(lambda f, i, b: build(f, i, b))
+            original = executor._add_feed_fetch_ops
+            executor._add_feed_fetch_ops = getattr(original, "__wrapped__", original)
+            try:
+                values = paddle.static.Executor(paddle.CPUPlace()).run(main, feed=feed, fetch_list=fetch)
+            finally:
+                executor._add_feed_fetch_ops = original
+            assert "pylayer" in [op.type for op in main.global_block().ops]
+            results.append((shape(main), values))
+    (framework_shape, framework_values), (ours_shape, ours_values) = results
+    assert ours_shape == framework_shape
+    for want, have in zip(framework_values, ours_values):
+        np.testing.assert_array_equal(have, want)
+
+
 def test_an_inlined_legacy_export_names_every_class_on_one_op(monkeypatch) -> None:
     """`legacy_inline.inline_pylayers` on a Program IR program built by hand: a PyLayer whose
     forward returns its input (its block holds only the copy into the op's output) and one

@@ -21,6 +21,7 @@ from paddle.base.framework import Block, Parameter, Variable  # paddle 2.6.2 (al
 
 from .. import patch
 from ..core.errors import PyLayerContractError
+from . import pylayer_op
 from .blocks import child_blocks
 from .inline import BACKWARD_ROLE, CLASS_ATTR, ROLE_ATTR
 
@@ -120,7 +121,7 @@ class LegacyAdapter:
             if var.stop_gradient and not isinstance(var, Parameter) and not any(var is seen for seen in copies):
                 copies.append(var)
                 continue
-            copy = paddle.assign(var)
+            copy = self.copy(var)
             copy.stop_gradient = var.stop_gradient
             copies.append(copy)
             if isinstance(var, Parameter):
@@ -287,6 +288,15 @@ class LegacyAdapter:
         with patch.swapped("legacy.adapter.Program._sync_with_cpp", program, "_sync_with_cpp", sync_new_blocks), \
                 patch.swapped("legacy.adapter.Block._sync_with_cpp", Block, "_sync_with_cpp", sync_block_if_new):
             yield
+
+    @staticmethod
+    def append_pylayer(forward: Callable[..., List[Any]], inputs: List[Any], backward: Any) -> List[Any]:
+        """The op as `static_pylayer` builds it, its copies bare ops (`pylayer_op.py`)."""
+        return pylayer_op.append_pylayer(forward, inputs, backward)
+
+    @staticmethod
+    def copy(value: Any) -> Any:
+        return pylayer_op.copy(paddle.static.default_main_program().current_block(), value)
 
     @staticmethod
     def rewrite_callstacks(rewrite: Callable[[List[str]], Optional[List[str]]]) -> None:

@@ -1,18 +1,29 @@
 """The legacy Program IR's sub-blocks as ops hold them (paddle 2.6.2 base/framework.py): what
 inlining (`inline.py`), dropping unused backward ops (`unused.py`) and the adapter walk."""
-from typing import Any, List, Set
+from typing import Any, Dict, List, Set, Tuple
 
 from paddle.base import core
+
+_BLOCK_KINDS = (core.AttrType.BLOCK, core.AttrType.BLOCKS)
+_block_attrs: Dict[str, Tuple[Tuple[str, Any], ...]] = {}
+"""Per op type, its attributes that hold blocks, and their kinds: an op type's attributes are
+its proto's, and asking each attribute's kind is a call into C++ per attribute on every op
+walked (a tenth of building a chain of small PyLayers, with inlining's walks)."""
 
 
 def child_blocks(program: Any, op: Any) -> List[Any]:
     """The blocks op's attributes hold (a conditional_block's, a while's, a pylayer's)."""
+    attrs = _block_attrs.get(op.type)
+    if attrs is None:
+        attrs = _block_attrs[op.type] = tuple(
+            (name, kind) for name in op.attr_names for kind in [op.attr_type(name)] if kind in _BLOCK_KINDS)
     blocks = []
-    for name in op.attr_names:
-        kind = op.attr_type(name)  # a call into C++ per attribute, on every op walked: asked once
+    for name, kind in attrs:
+        if not op.has_attr(name):
+            continue
         if kind == core.AttrType.BLOCK:
             blocks.append(program.block(op._block_attr_id(name)))
-        elif kind == core.AttrType.BLOCKS:
+        else:
             blocks.extend(program.block(i) for i in op._blocks_attr_ids(name))
     return blocks
 

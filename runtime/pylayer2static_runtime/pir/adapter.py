@@ -12,6 +12,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import paddle
 from paddle.base.libpaddle.pir import build_pipe_for_pylayer  # paddle 3.3.1
+from paddle.static.nn import static_pylayer
 
 from .. import framework, patch
 from ..core import records
@@ -269,6 +270,16 @@ class PirAdapter:
     def op_semantics() -> Any:
         """Appending the op needs nothing special in PIR."""
         return contextlib.nullcontext()
+
+    @staticmethod
+    def append_pylayer(forward: Callable[..., List[Any]], inputs: List[Any], backward: Any) -> Any:
+        """The framework's own op (paddle 3.3.1 python/paddle/static/nn/static_pylayer.py):
+        backward is given to it, to be built when autodiff asks (`backward_built_with_forward`)."""
+        return static_pylayer(forward, inputs, backward)
+
+    @staticmethod
+    def copy(value: Any) -> Any:
+        return paddle.assign(value)
 
     @staticmethod
     def rewrite_callstacks(rewrite: Callable[[List[str]], Optional[List[str]]]) -> None:
