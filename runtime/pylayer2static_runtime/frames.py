@@ -132,7 +132,17 @@ def user_callstack(callstack: List[str], cls: type, method: str) -> Optional[Lis
 
 @functools.lru_cache(maxsize=4096)
 def _user_callstack(callstack: Tuple[str, ...], cls: type, method: str) -> Optional[Tuple[str, ...]]:
-    """`user_callstack`, of a stack as a tuple.
+    """`user_callstack`, of a stack as a tuple."""
+    if not any(RUNTIME_DIR in line for line in callstack):
+        return None
+    frames = user_frames(_parsed(callstack) or (), cls, method)
+    return None if frames is None else tuple(line for frame in frames for line in frame.lines())
+
+
+def user_frames(frames: Sequence[Tuple[str, int, str, str]], cls: type, method: str) -> Optional[List[_Frame]]:
+    """The call stack `frames` (outermost first: path, line, function, source line, as
+    `traceback.extract_stack` gives them) of an op built in `cls.<method>`, as the user wrote
+    the code: None when it does not pass through the runtime.
 
     The framework prints an op's call stack when the op fails at run time (a shape mismatch,
     an index out of range, `FLAGS_check_nan_inf`). Between the `apply` call and the body,
@@ -145,17 +155,14 @@ def _user_callstack(callstack: Tuple[str, ...], cls: type, method: str) -> Optio
     """
     from paddle.jit.dy2static.origin_info import global_origin_info_map
 
-    if not any(RUNTIME_DIR in line for line in callstack):
-        return None
-    frames = _parsed(callstack)
-    ours = [i for i, frame in enumerate(frames or ()) if frame.path.startswith(RUNTIME_DIR)]
+    ours = [i for i, frame in enumerate(frames) if frame[0].startswith(RUNTIME_DIR)]
     if not ours:
         return None
     first, last = ours[0], ours[-1]
     kept: List[_Frame] = []
     between: List[int] = []  # in `kept`, the user's frames between the call and the body
     body: List[int] = []  # and the body's (past the runtime's last frame)
-    for index, frame in enumerate(_as_written(frame, global_origin_info_map) for frame in frames):
+    for index, frame in enumerate(_as_written(_Frame(*frame), global_origin_info_map) for frame in frames):
         if index < first:  # above the call: as the framework keeps (and maps) it
             kept.append(frame)
             continue
@@ -168,7 +175,7 @@ def _user_callstack(callstack: Tuple[str, ...], cls: type, method: str) -> Optio
     named = _method_frame(kept, between, body, method)
     if named is not None:
         kept[named] = kept[named]._replace(name=f"{method} of PyLayer {getattr(cls, '__qualname__', cls)}")
-    return tuple(line for frame in kept for line in frame.lines())
+    return kept
 
 
 def _method_frame(kept: List[_Frame], between: List[int], body: List[int], method: str) -> Optional[int]:

@@ -19,7 +19,8 @@ import paddle
 from paddle.base import core, framework
 from paddle.base.framework import Block, Parameter, Variable  # paddle 2.6.2 (also 3.3.1 with PIR off)
 
-from .. import patch
+from .. import frames, patch
+from ..core import scope
 from ..core.errors import PyLayerContractError
 from . import pylayer_op
 from .blocks import child_blocks
@@ -250,8 +251,8 @@ class LegacyAdapter:
     @staticmethod
     @contextlib.contextmanager
     def building() -> Iterator[None]:
-        """While the op is built: each new operator's creation stack is read with each frame's
-        entry made once (`_CallStacks`)."""
+        """While the op is built: each new operator's creation stack is the user's, made once
+        per stack (`_CallStacks`)."""
         with patch.swapped("legacy.adapter.framework.traceback", framework, "traceback", _CallStacks()):
             yield
 
@@ -262,14 +263,13 @@ class LegacyAdapter:
         the blocks made since (the op's sub-blocks, and theirs), and so does a sync of one
         block: one made before is left as it is.
 
-        paddle 2.6.2 static_pylayer.py syncs the whole program when each sub-block is done
-        (`complete_forward_block`, `complete_backward_block`), a pass over every op built so
-        far, twice per PyLayer call, and the block the op goes to after forward's block is
-        built and once per gradient input it removes (`Block._remove_var` syncs first):
-        building was quadratic in the program's size. What it changes in C++ alone
-        (variables renamed in the backward block and the blocks inside it, the op's `blocks`
-        attribute) is in those blocks; the blocks before them only got ops and variables
-        through Python, which holds them already.
+        The framework's code a body runs syncs the whole program where it changed C++ alone
+        (paddle 2.6.2: `paddle.grad` in a recompute backward appends its gradient ops as
+        descs, a nested `static_pylayer` renames in its backward block, `Block._remove_var`
+        syncs first), a pass over every op built so far, per PyLayer call: building was
+        quadratic in the program's size. What such code changes in C++ alone is in the blocks
+        made since the op began (the block being built and those inside it); the blocks before
+        them only got ops and variables through Python, which holds them already.
         """
         program = paddle.static.default_main_program()
         first_new = program.num_blocks
@@ -338,36 +338,50 @@ class LegacyAdapter:
             _backward_role_within(backward)
 
 
+_STACKS_KEPT = 4096
+_stacks: Dict[Tuple[Any, ...], List[Tuple[str, int, str, str]]] = {}
+"""The stacks `_CallStacks` gave, by the body being built and each frame's code and line:
+the ops of each call of a class from one line of a model (a loop over its blocks) share
+theirs. A cache, cleared when it holds `_STACKS_KEPT`."""
+
+
 class _CallStacks:
     """`traceback` as the Program IR's `Operator` reads it while an op is built.
 
     paddle 2.6.2 `Operator.__init__` (base/framework.py; 3.3.1 with PIR off alike) records a
     new operator's creation stack in its `op_callstack` attribute with
     `traceback.extract_stack()`, which makes an object per frame and checks every file's
-    modification time (an `os.stat` per frame per operator). A body's operators repeat the
-    frames above them, deep in dy2static's and the runtime's calls: by cProfile those stacks
-    were a tenth of building a LoRA LM's PyLayer calls, and four times the twin's. Here each
-    frame's entry, the same `(file, line, function, source line)` as `traceback`'s, is made
-    once per build; the rest of `traceback` is the module's own.
+    modification time (an `os.stat` per frame per operator), and formats each frame into two
+    strings. A body's operators repeat the frames above them, deep in dy2static's and the
+    runtime's calls, which the body's rewrite to the user's lines then drops again
+    (`frames.user_frames`): those stacks were over a third of building a chain of small
+    PyLayers. Here an operator built in a body gets the stack as the user wrote the code
+    already, made once per stack (`_stacks`; the rewrite after the body leaves it as it is);
+    the rest of `traceback` is the module's own.
     """
 
-    def __init__(self) -> None:
-        self._entries: Dict[Tuple[Any, int], Tuple[str, int, str, str]] = {}
-
-    def extract_stack(self) -> List[Tuple[str, int, str, str]]:
-        """The caller's stack, outermost frame first, as `traceback.extract_stack()` gives it."""
-        stack = []
+    @staticmethod
+    def extract_stack() -> List[Tuple[str, int, str, str]]:
+        """The caller's stack, outermost frame first, as `traceback.extract_stack()` gives it
+        (path, line, function, source line), in a body as the user wrote it."""
+        frames_up = []
         frame = sys._getframe(1)
         while frame is not None:
-            key = (frame.f_code, frame.f_lineno)
-            entry = self._entries.get(key)
-            if entry is None:
-                code = frame.f_code
-                line = linecache.getline(code.co_filename, frame.f_lineno, frame.f_globals).strip()
-                entry = self._entries[key] = (code.co_filename, frame.f_lineno, code.co_name, line)
-            stack.append(entry)
+            frames_up.append(frame)
             frame = frame.f_back
-        stack.reverse()
+        frames_up.reverse()
+        body = scope.current().body
+        key = (body and body.cls, body and body.method, *[(frame.f_code, frame.f_lineno) for frame in frames_up])
+        stack = _stacks.get(key)
+        if stack is None:
+            entries = [(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name,
+                        linecache.getline(frame.f_code.co_filename, frame.f_lineno, frame.f_globals).strip())
+                       for frame in frames_up]
+            rewritten = None if body is None else frames.user_frames(entries, body.cls, body.method)
+            stack = entries if rewritten is None else rewritten
+            if len(_stacks) >= _STACKS_KEPT:
+                _stacks.clear()
+            _stacks[key] = stack
         return stack
 
     def __getattr__(self, name: str) -> Any:
