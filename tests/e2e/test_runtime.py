@@ -266,7 +266,8 @@ def _legacy_pylayer_program(append_pylayer):
         def backward(da, db):
             return da * 2.0 + db + da, None
 
-        first, second = append_pylayer(forward, [x, y], backward)
+        with paddle.static.name_scope("lora"), paddle.static.device_guard("cpu"):
+            first, second = append_pylayer(forward, [x, y], backward)
         loss = paddle.mean(first) + paddle.mean(second * 3.0)
         grad_x, = paddle.static.gradients([loss], [x])
     return main, [loss.name, grad_x.name]
@@ -275,15 +276,18 @@ def _legacy_pylayer_program(append_pylayer):
 def test_the_legacy_pylayer_op_is_the_frameworks_op_for_op() -> None:
     """`legacy/pylayer_op.py` builds the op `static_pylayer` builds (paddle 2.6.2
     static_pylayer.py, also 3.x with PIR off), its copies bare `assign` descs: the same ops in
-    each block, in order, with the same roles, the same structure of inputs, outputs and
-    blocks, and the same loss and gradient when the program runs (through the op, not inlined:
+    each block, in order, with the same roles, name scopes and devices, the same structure of
+    inputs, outputs and blocks, and the same loss and gradient when the program runs (through the op, not inlined:
     the executor's copy of the program keeps its pylayer ops here)."""
+    import re
+
     import numpy as np
     import paddle
     from paddle.base import core, executor
     from pylayer2static_runtime.legacy import pylayer_op
 
-    role = core.op_proto_and_checker_maker.kOpRoleAttrName()
+    maker = core.op_proto_and_checker_maker
+    attrs = (maker.kOpRoleAttrName(), maker.kOpNameScopeAttrName(), maker.kOpDeviceAttrName())
 
     def shape(program):
         blocks = []
@@ -291,7 +295,10 @@ def test_the_legacy_pylayer_op_is_the_frameworks_op_for_op() -> None:
             ops = []
             for op in block.ops:
                 ids = op._blocks_attr_ids("blocks") if op.has_attr("blocks") else []
-                ops.append((op.type, op.attr(role), sorted((k, len(op.input(k))) for k in op.input_names),
+                # a name scope entered again is made unique (`/lora/`, then `/lora_1/`)
+                ops.append((op.type, [re.sub(r"_\d+/", "/", str(op.attr(name))) if op.has_attr(name) else None
+                                      for name in attrs],
+                            sorted((k, len(op.input(k))) for k in op.input_names),
                             sorted((k, len(op.output(k))) for k in op.output_names), ids))
             blocks.append((block.parent_idx, block.forward_block_idx, ops))
         return blocks

@@ -16,22 +16,29 @@ touched are synced.
 from typing import Any, Callable, Dict, List, Optional
 
 import paddle
-from paddle.base import core
+from paddle.base import core, framework
 from paddle.base.framework import Operator, Variable
 
 ROLE_ATTR = core.op_proto_and_checker_maker.kOpRoleAttrName()
+NAME_SCOPE_ATTR = core.op_proto_and_checker_maker.kOpNameScopeAttrName()
+DEVICE_ATTR = core.op_proto_and_checker_maker.kOpDeviceAttrName()
 BACKWARD_ROLE = int(core.op_proto_and_checker_maker.OpRole.Backward)
 _TENSOR_ARRAY = core.VarDesc.VarType.LOD_TENSOR_ARRAY
 
 
 def assign(block: Any, source: Any, target: Any, role: Optional[int] = None) -> None:
     """Append `assign(source) -> target` to `block`, with `role` (the program's current one if
-    None), as `paddle.assign(source, target)` would append it."""
+    None), as `paddle.assign(source, target)` would append it: in the name scope and on the
+    device (`paddle.static.device_guard`) in force (paddle 2.6.2 and 3.3.1 base/framework.py
+    `Operator.__init__`)."""
     desc = block.desc.append_op()
     desc.set_type("assign")
     desc.set_input("X", [source.name])
     desc.set_output("Out", [target.name])
     desc._set_int32_attr(ROLE_ATTR, int(block.program._op_role) if role is None else role)
+    desc._set_str_attr(NAME_SCOPE_ATTR, framework._full_name_scope())
+    if framework._current_device is not None:
+        desc._set_str_attr(DEVICE_ATTR, framework._current_device)
     desc.check_attrs()
     block.ops.append(Operator(block, desc))
 
