@@ -8,7 +8,7 @@ _BLOCK_KINDS = (core.AttrType.BLOCK, core.AttrType.BLOCKS)
 _block_attrs: Dict[str, Tuple[Tuple[str, Any], ...]] = {}
 """Per op type, its attributes that hold blocks, and their kinds: an op type's attributes are
 its proto's, and asking each attribute's kind is a call into C++ per attribute on every op
-walked (a tenth of building a chain of small PyLayers, with inlining's walks)."""
+walked (some 20 ms of a chain of 48 small PyLayers' builds and inlining, by cProfile)."""
 
 
 def child_blocks(program: Any, op: Any) -> List[Any]:

@@ -9,9 +9,9 @@ and the blocks inside it (pylayer_op.cc copies those to autodiff's names). The f
 each copy through `paddle.assign` (argument checks, a layer helper, the whole Python stack
 recorded on the op) and syncs the whole program with its C++ description twice per call: those
 copies were a third of building a chain of small PyLayers (cProfile, `tests/bench/construction.py`).
-Here each copy is an `assign` desc with its role, the variables are declared with the source's
-type, dtype and shape (what `assign`'s shape inference gives), and only the blocks a rename
-touched are synced.
+Here each copy is an `assign` desc with its role, name scope and device, the variables are
+declared with the source's type, dtype and shape (what `assign`'s shape inference gives), and
+only the blocks a rename touched are synced.
 """
 from typing import Any, Callable, Dict, List, Optional
 
@@ -19,10 +19,10 @@ import paddle
 from paddle.base import core, framework
 from paddle.base.framework import Operator, Variable
 
-ROLE_ATTR = core.op_proto_and_checker_maker.kOpRoleAttrName()
+from .inline import BACKWARD_ROLE, ROLE_ATTR
+
 NAME_SCOPE_ATTR = core.op_proto_and_checker_maker.kOpNameScopeAttrName()
 DEVICE_ATTR = core.op_proto_and_checker_maker.kOpDeviceAttrName()
-BACKWARD_ROLE = int(core.op_proto_and_checker_maker.OpRole.Backward)
 _TENSOR_ARRAY = core.VarDesc.VarType.LOD_TENSOR_ARRAY
 
 
