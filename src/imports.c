@@ -161,10 +161,9 @@ static void imports__from(Scan *s, const char *module, bool is_package, P2sStrin
         s->bracketed = imports__punct(s, '(');
         const char *word;
         for (size_t n; (n = imports__word(s, &word)) > 0;) {
-            P2sStrbuf q;
-            p2s_strbuf_init(&q);
-            p2s_strbuf_addf(&q, "%s.%.*s", base.buf, (int)n, word);
-            array_push(out, p2s_strbuf_detach(&q, NULL));
+            p2s_strbuf_reset(&name);
+            p2s_strbuf_addf(&name, "%s.%.*s", base.buf, (int)n, word);
+            array_push(out, p2s_strndup(name.buf, name.len));
             imports__alias(s);
             if (!imports__punct(s, ','))
                 break;

@@ -422,10 +422,10 @@ static void tree__analyze(Tree *t, Entry *e)
 }
 
 /* The k-th biggest entry: read and parse (a parallel_for body: --parse-only's analysis). */
-static void tree__analyze_nth(void *ctx, size_t k)
+static void tree__parse_nth(void *ctx, size_t k)
 {
     Tree *t = ctx;
-    tree__analyze(t, &t->entries.contents[t->by_size[k]]);
+    tree__read_and_parse(t, &t->entries.contents[t->by_size[k]]);
 }
 
 /* Whether src spells the name of a PyLayer base class of the rules (`PyLayer`): a module
@@ -1124,7 +1124,7 @@ int p2s_tree_run(const P2sOptions *opts, const P2sRules *rules, const P2sProject
     unsigned jobs = t.jobs = opts->jobs ? opts->jobs : p2s_parallel_default_jobs();
     tree__order_by_size(&t);
     if (opts->parse_only) {
-        p2s_parallel_for(t.entries.size, jobs, tree__analyze_nth, &t);
+        p2s_parallel_for(t.entries.size, jobs, tree__parse_nth, &t);
     } else {
         p2s_parallel_for(t.entries.size, jobs, tree__read_nth, &t);
         tree__order_by_imports(&t);

@@ -1,6 +1,6 @@
 """The legacy Program IR's sub-blocks as ops hold them (paddle 2.6.2 base/framework.py): what
 inlining (`inline.py`), dropping unused backward ops (`unused.py`) and the adapter walk."""
-from typing import Any, Dict, List, Set, Tuple
+from typing import Any, Container, Dict, List, Optional, Set, Tuple
 
 from paddle.base import core
 
@@ -11,15 +11,16 @@ its proto's, and asking each attribute's kind is a call into C++ per attribute o
 walked (some 20 ms of a chain of 48 small PyLayers' builds and inlining, by cProfile)."""
 
 
-def child_blocks(program: Any, op: Any) -> List[Any]:
-    """The blocks op's attributes hold (a conditional_block's, a while's, a pylayer's)."""
+def child_blocks(program: Any, op: Any, names: Optional[Container[str]] = None) -> List[Any]:
+    """The blocks op's attributes hold (a conditional_block's, a while's, a pylayer's); only
+    those of the attributes `names` when given."""
     attrs = _block_attrs.get(op.type)
     if attrs is None:
         attrs = _block_attrs[op.type] = tuple(
             (name, kind) for name in op.attr_names for kind in [op.attr_type(name)] if kind in _BLOCK_KINDS)
     blocks = []
     for name, kind in attrs:
-        if not op.has_attr(name):
+        if (names is not None and name not in names) or not op.has_attr(name):
             continue
         if kind == core.AttrType.BLOCK:
             blocks.append(program.block(op._block_attr_id(name)))

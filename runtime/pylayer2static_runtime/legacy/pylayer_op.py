@@ -19,6 +19,7 @@ import paddle
 from paddle.base import core, framework
 from paddle.base.framework import Operator, Variable
 
+from .blocks import child_blocks
 from .inline import BACKWARD_ROLE, ROLE_ATTR
 
 NAME_SCOPE_ATTR = core.op_proto_and_checker_maker.kOpNameScopeAttrName()
@@ -147,12 +148,6 @@ def _rename_within(block: Any, renames: Dict[str, str]) -> None:
                     inner._rename_input(old, new)
                     inner._rename_output(old, new)
         for inner in current.ops:
-            for name in ("blocks", "sub_block"):
-                if not inner.has_attr(name):
-                    continue
-                if inner.attr_type(name) == core.AttrType.BLOCK:
-                    pending.append(block.program.block(inner._block_attr_id(name)))
-                elif inner.attr_type(name) == core.AttrType.BLOCKS:
-                    pending.extend(block.program.block(i) for i in inner._blocks_attr_ids(name))
+            pending.extend(child_blocks(block.program, inner, ("blocks", "sub_block")))
     for current in touched:
         current._sync_with_cpp()
