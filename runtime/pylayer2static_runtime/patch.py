@@ -46,6 +46,15 @@ PATCHES: Dict[str, Patch] = {
     "legacy.hooks.PartialProgramLayer.set_hooker": Patch(
         "paddle.jit.dy2static.partial_program.PartialProgramLayer.set_hooker", "legacy/hooks.py", "process",
         "paddle 2.6.2 python/paddle/jit/dy2static/partial_program.py, program_translator.py `PrimHooker`"),
+    "legacy.hooks.PartialProgramLayer._get_forward_backward_program_form": Patch(
+        "paddle.jit.dy2static.partial_program.PartialProgramLayer._get_forward_backward_program_form",
+        "legacy/hooks.py", "process",
+        f"{_BOTH} python/paddle/jit/dy2static/partial_program.py `add_build_strategy_for`, "
+        "`_apply_inplace_pass`; paddle/fluid/framework/ir/graph.cc (`FLAGS_convert_all_blocks`)"),
+    "legacy.hooks.PartialProgramLayer._build_infer_program": Patch(
+        "paddle.jit.dy2static.partial_program.PartialProgramLayer._build_infer_program", "legacy/hooks.py", "process",
+        f"{_BOTH} python/paddle/jit/dy2static/partial_program.py `add_build_strategy_for`, "
+        "`_apply_inplace_pass`; paddle/fluid/framework/ir/graph.cc (`FLAGS_convert_all_blocks`)"),
     "legacy.hooks.executor._add_feed_fetch_ops": Patch(
         "paddle.base.executor._add_feed_fetch_ops", "legacy/hooks.py", "process",
         f"{_BOTH} python/paddle/base/executor.py `_get_program_and_executor` (Program IR programs)"),

@@ -141,6 +141,65 @@ def test_pylayer_ops_holding_control_flow(transpile) -> None:
         assert predicted.pylayer_ops == 0
 
 
+def _ops_of(program):
+    """The global block's ops: type, inputs, outputs, attributes (the blocks they hold by id)
+    but their creation stacks."""
+    from paddle.base import core
+
+    def attribute(op, name):
+        kind = op.desc.attr_type(name)
+        if kind == core.AttrType.BLOCK:
+            return op._block_attr_id(name)
+        return op._blocks_attr_ids(name) if kind == core.AttrType.BLOCKS else str(op.attr(name))
+
+    return [(op.type, [(k, op.input(k)) for k in sorted(op.input_names)],
+             [(k, op.output(k)) for k in sorted(op.output_names)],
+             [(a, attribute(op, a)) for a in sorted(op.attr_names) if a != "op_callstack"])
+            for op in program.global_block().ops]
+
+
+@pytest.mark.parametrize("name, blocks_left_empty", [("several_pylayers", True), ("control_flow", False)])
+def test_to_static_programs_convert_the_global_block_alone_once_inlined(
+        transpile, monkeypatch, name, blocks_left_empty) -> None:
+    """paddle 2.6.2's to_static makes the programs it runs from its whole program through
+    `ir::Graph` conversions (`add_build_strategy_for`, the in-place pass), of every block while
+    `FLAGS_convert_all_blocks` is on. Once the pylayer ops are inlined their blocks are left
+    empty, and the runtime converts the global block alone (`legacy/hooks.py`): the programs
+    made are the framework's op for op, in one block, the flag is back after, and training
+    equals eager. Control flow the inlining keeps (blocks holding ops) keeps the framework's
+    conversion. paddle 3.x's to_static makes PIR programs, with no such conversion."""
+    import paddle
+    from paddle.jit.dy2static import partial_program
+
+    flags = []
+    add_build_strategy_for = partial_program.add_build_strategy_for
+
+    def recording(*args, **kwargs):
+        flags.append(paddle.get_flags("FLAGS_convert_all_blocks")["FLAGS_convert_all_blocks"])
+        return add_build_strategy_for(*args, **kwargs)
+
+    monkeypatch.setattr(partial_program, "add_build_strategy_for", recording)
+    module = harness.load_module(transpile(case(name)), f"e2e_runtime_global_block_{name}")
+    state = harness.reference_state(module)
+    harness.assert_same(harness.run_to_static(module, state), harness.run_eager(module, state),
+                        tol=harness.tolerance(module))
+    if harness.PIR:
+        assert flags == []
+        return
+    assert flags == [not blocks_left_empty] * 2  # backward's program, then forward's
+    assert paddle.get_flags("FLAGS_convert_all_blocks")["FLAGS_convert_all_blocks"] is True
+    model = paddle.jit.to_static(harness._model(module, state), full_graph=True)
+    harness._loss(model(*[paddle.to_tensor(a, stop_gradient=False) for a in harness.input_arrays(module)])).backward()
+    _, (_, layer) = model.forward.program_cache.last()
+    whole = layer._train_program
+    end = layer.get_forward_end_op_idx(whole)
+    made = layer._get_forward_backward_program_form(whole, end)
+    framework = partial_program.PartialProgramLayer._get_forward_backward_program_form.__wrapped__(layer, whole, end)
+    assert [_ops_of(p) for p in made] == [_ops_of(p) for p in framework]
+    assert all(p.num_blocks == (1 if blocks_left_empty else whole.num_blocks) for p in made)
+    assert all(p.num_blocks == whole.num_blocks > 1 for p in framework)
+
+
 def test_a_loaded_export_runs(transpile) -> None:
     """An export holds the PyLayers' forward ops inlined: inference after `jit.load` and in the
     predictor equals eager. Training a loaded export: test_train_after_load.py."""

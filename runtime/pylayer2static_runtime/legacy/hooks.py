@@ -7,10 +7,13 @@ own inside it), in `executor._add_feed_fetch_ops`'s copy of a static program, an
 `normalize_program` (exports); a program that writes in place what a forward returned as it
 is is refused first (`refuse_aliased_writes`), and training a loaded export that holds a
 PyLayer's ops inlined is refused (`_refusing_inlined_training`), and so is a gradient asked through the op autodiff
-made of a PyLayer's backward (`_refusing_double_backward`).
+made of a PyLayer's backward (`_refusing_double_backward`). The programs to_static runs are
+made from the global block alone once the inlining has left every other block empty
+(`_global_block_alone`).
 """
+import contextlib
 import functools
-from typing import Any, Callable, List, Optional, Set
+from typing import Any, Callable, Iterator, List, Optional, Set
 
 import paddle
 
@@ -165,6 +168,53 @@ def _refusing_double_backward(append_backward_ops: Callable[..., Any]) -> Callab
     return append_backward_ops_unless_pylayer_grad
 
 
+def _sub_blocks_empty(program: Any) -> bool:
+    """Whether `program` has blocks besides the global one and none of them holds an op."""
+    desc = program.desc
+    return desc.num_blocks() > 1 and all(desc.block(i).op_size() == 0 for i in range(1, desc.num_blocks()))
+
+
+@contextlib.contextmanager
+def _flag(name: str, value: Any) -> Iterator[None]:
+    """The framework flag `name` is `value` inside the block and what it was after it."""
+    previous = paddle.get_flags(name)[name]
+    paddle.set_flags({name: value})
+    try:
+        yield
+    finally:
+        paddle.set_flags({name: previous})
+
+
+def _global_block_alone(make: Callable[..., Any]) -> Callable[..., Any]:
+    """`PartialProgramLayer._get_forward_backward_program_form` and `_build_infer_program`
+    (paddle 2.6.2 jit/dy2static/partial_program.py, 3.x alike): the programs to_static runs,
+    made from its whole program by `add_build_strategy_for` (the program made an `ir::Graph`,
+    the build strategy's passes, and a program again) and `_apply_inplace_pass` (a graph and
+    back, once more), converted from only the global block when every other block is empty.
+
+    With `FLAGS_convert_all_blocks` (on by default) each of those conversions makes a graph of
+    every block of the program and a block again of each. Once the pylayer ops are inlined
+    (`InliningHook`), their two blocks per call are left without ops (a ProgramDesc cannot drop
+    a block): making the 8-block LoRA LM's two programs of tests/bench/construction.py (1,320
+    ops, 116 empty blocks) took 0.60–0.90 s, 0.38–0.45 s from the global block alone. With the
+    flag off a conversion makes a graph of the global block alone, as paddle did before 2.3
+    (ir/graph.cc, graph_to_program_pass.cc), and orders its ops by their dependencies, in which
+    the global block's own order is one (ir/graph_helper.cc `TopologySortOperations` visits the
+    ops in that order): the same ops, in a program of one block
+    (tests/e2e/test_runtime.py compares them). A block that holds ops (control flow the
+    inlining kept) keeps the default.
+    """
+
+    @functools.wraps(make)
+    def make_from_the_global_block(self: Any, program: Any, *args: Any, **kwargs: Any) -> Any:
+        if not _sub_blocks_empty(program):
+            return make(self, program, *args, **kwargs)
+        with _flag("FLAGS_convert_all_blocks", False):
+            return make(self, program, *args, **kwargs)
+
+    return make_from_the_global_block
+
+
 def _then_inlined(add_feed_fetch_ops: Callable[..., Any]) -> Callable[..., Any]:
     """`_add_feed_fetch_ops` (paddle 2.6.2 base/executor.py `_get_program_and_executor`): the
     executor's copy of a static program, its pylayer ops and their `pylayer_grad` ops inlined
@@ -183,7 +233,8 @@ def _then_inlined(add_feed_fetch_ops: Callable[..., Any]) -> Callable[..., Any]:
 def install() -> None:
     """Let `paddle.jit.save` export a program with more than one `pylayer` op, inline pylayer
     ops where programs run (to_static's through `InliningHook`, the executor's copy of a
-    static program) and are exported, refuse training a loaded export that holds a
+    static program) and are exported, make to_static's programs to run from the global block
+    alone when the inlining left the others empty, refuse training a loaded export that holds a
     PyLayer's ops inlined, and refuse a gradient through a PyLayer's backward naming the class.
 
     paddle 2.6.2 and 3.3.1 static/io.py `normalize_program` drops each pylayer op's backward
@@ -204,6 +255,10 @@ def install() -> None:
                   _checked_and_inlined)
     patch.install("legacy.hooks.PartialProgramLayer.set_hooker", partial_program.PartialProgramLayer, "set_hooker",
                   _inlining_after)
+    patch.install("legacy.hooks.PartialProgramLayer._get_forward_backward_program_form",
+                  partial_program.PartialProgramLayer, "_get_forward_backward_program_form", _global_block_alone)
+    patch.install("legacy.hooks.PartialProgramLayer._build_infer_program", partial_program.PartialProgramLayer,
+                  "_build_infer_program", _global_block_alone)
     patch.install("legacy.hooks.executor._add_feed_fetch_ops", executor, "_add_feed_fetch_ops", _then_inlined)
     patch.install("legacy.hooks.refuse_double_backward", backward, "_append_backward_ops_", _refusing_double_backward)
     patch.install("legacy.hooks.refuse_inlined_training", translated_layer._ProgramHolder, "_append_backward_desc",
