@@ -55,6 +55,9 @@ PATCHES: Dict[str, Patch] = {
         "paddle.jit.dy2static.partial_program.PartialProgramLayer._build_infer_program", "legacy/hooks.py", "process",
         f"{_BOTH} python/paddle/jit/dy2static/partial_program.py `add_build_strategy_for`, "
         "`_apply_inplace_pass`; paddle/fluid/framework/ir/graph.cc (`FLAGS_convert_all_blocks`)"),
+    "legacy.hooks.update_op_callstack_with_origin_info": Patch(
+        "paddle.jit.dy2static.program_translator.update_op_callstack_with_origin_info", "legacy/hooks.py", "process",
+        f"{_BOTH} python/paddle/jit/dy2static/origin_info.py, program_translator.py `ConcreteProgram.from_func_spec`"),
     "legacy.hooks.executor._add_feed_fetch_ops": Patch(
         "paddle.base.executor._add_feed_fetch_ops", "legacy/hooks.py", "process",
         f"{_BOTH} python/paddle/base/executor.py `_get_program_and_executor` (Program IR programs)"),
@@ -199,6 +202,9 @@ PATCHES: Dict[str, Patch] = {
     "legacy.hooks.Program.clone": Patch(
         "paddle.static.Program.clone (while normalize_program runs)", "legacy/hooks.py", "build",
         f"{_BOTH} python/paddle/static/io.py `normalize_program`"),
+    "legacy.hooks.Program.blocks": Patch(
+        "Program.blocks of the program dy2static maps the stacks of (while it runs)", "legacy/hooks.py", "build",
+        f"{_BOTH} python/paddle/jit/dy2static/origin_info.py `update_op_callstack_with_origin_info`"),
     "inplace.apis": Patch(
         "every in-place API NAME_ of paddle, paddle.tensor, paddle.nn.functional and the static tensor "
         "types, their `zero_`, and paddle.assign", "inplace.py", "build",

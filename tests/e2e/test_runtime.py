@@ -200,6 +200,47 @@ def test_to_static_programs_convert_the_global_block_alone_once_inlined(
     assert all(p.num_blocks == whole.num_blocks > 1 for p in framework)
 
 
+def _stacks_of(program):
+    return [list(op.attr("op_callstack")) if op.has_attr("op_callstack") else None
+            for block in program.blocks for op in block.ops]
+
+
+def test_dy2static_leaves_the_stacks_of_the_runtimes_blocks_as_they_were_made(transpile) -> None:
+    """dy2static maps the creation stack of every op of the program it built to the user's
+    source (`update_op_callstack_with_origin_info`). The ops of the runtime's pylayer ops'
+    blocks got theirs mapped as they were made, and the pass leaves those blocks
+    (`legacy/hooks.py`): every stack is what the framework's own pass over every block gives,
+    and a stack put in such a block afterwards, naming converted code, is not mapped while one
+    in the global block is. paddle 3.x's to_static maps its PIR programs whole."""
+    import paddle
+    from paddle.jit.dy2static import program_translator
+    from paddle.jit.dy2static.origin_info import global_origin_info_map
+    from pylayer2static_runtime.legacy import hooks as legacy_hooks
+
+    module = harness.load_module(transpile(case("several_pylayers")), "e2e_runtime_callstacks")
+    state = harness.reference_state(module)
+    model = paddle.jit.to_static(harness._model(module, state), full_graph=True)
+    model(*[paddle.to_tensor(a, stop_gradient=False) for a in harness.input_arrays(module)])
+    if harness.PIR:
+        assert harness.count_pylayer_ops(model.forward.concrete_program.main_program) >= 1
+        return
+    program = model.forward.concrete_program.main_program
+    ours = legacy_hooks._runtime_blocks(program)
+    assert ours and all(block.ops for block in ours)
+    with legacy_static_graph():
+        mapped = program.clone()
+    program_translator.update_op_callstack_with_origin_info.__wrapped__(mapped)
+    assert _stacks_of(program) == _stacks_of(mapped)
+    (path, line), origin = next(iter(global_origin_info_map.items()))
+    converted = [f'  File "{path}", line {line}, in forward', "    x = y"]
+    inner, outer = ours[0].ops[0], program.global_block().ops[0]
+    for op in (inner, outer):
+        op._set_attr("op_callstack", converted)
+    program_translator.update_op_callstack_with_origin_info(program)
+    assert inner.attr("op_callstack") == converted
+    assert outer.attr("op_callstack")[0] == f'  File "{origin.as_frame()[0]}", line {origin.as_frame()[1]}, in {origin.as_frame()[2]}'
+
+
 def test_a_loaded_export_runs(transpile) -> None:
     """An export holds the PyLayers' forward ops inlined: inference after `jit.load` and in the
     predictor equals eager. Training a loaded export: test_train_after_load.py."""

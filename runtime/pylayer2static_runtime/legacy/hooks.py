@@ -9,17 +9,20 @@ is is refused first (`refuse_aliased_writes`), and training a loaded export that
 PyLayer's ops inlined is refused (`_refusing_inlined_training`), and so is a gradient asked through the op autodiff
 made of a PyLayer's backward (`_refusing_double_backward`). The programs to_static runs are
 made from the global block alone once the inlining has left every other block empty
-(`_global_block_alone`).
+(`_global_block_alone`), and dy2static leaves the call stacks of the runtime's blocks as they
+were made (`_leaving_runtime_blocks`).
 """
 import contextlib
 import functools
-from typing import Any, Callable, Iterator, List, Optional, Set
+from typing import Any, Callable, Dict, Iterator, List, Optional, Set
 
 import paddle
+from paddle.base.framework import Program  # the Program IR's (paddle 2.6.2; 3.x with PIR off)
 
 from .. import patch
 from ..core.errors import PyLayerContractError, aliased_write_error, double_backward_error
 from ..frames import user_line
+from .blocks import child_blocks
 from .inline import CLASS_ATTR, InliningHook, inline_pylayers, inline_training, inlined_classes, keep_sub_block_variables
 
 
@@ -215,6 +218,49 @@ def _global_block_alone(make: Callable[..., Any]) -> Callable[..., Any]:
     return make_from_the_global_block
 
 
+def _runtime_blocks(program: Any) -> List[Any]:
+    """The blocks of the runtime's pylayer ops (`CLASS_ATTR`) and the blocks inside them."""
+    found: Dict[int, Any] = {}
+    for block in program.blocks:
+        if block.idx in found:
+            continue  # inside an op found before: walked below
+        for op in block.ops:
+            if op.type != "pylayer" or not op.has_attr(CLASS_ATTR):
+                continue
+            pending = child_blocks(program, op)
+            while pending:
+                inner = pending.pop()
+                found[inner.idx] = inner
+                pending.extend(child for inner_op in inner.ops for child in child_blocks(program, inner_op))
+    return list(found.values())
+
+
+def _leaving_runtime_blocks(update: Callable[..., Any]) -> Callable[..., Any]:
+    """`update_op_callstack_with_origin_info` (paddle 2.6.2 jit/dy2static/origin_info.py, as
+    program_translator.py `ConcreteProgram.from_func_spec` calls it on the program it built):
+    the blocks of the runtime's pylayer ops are left as they are.
+
+    It rewrites every frame of every op's creation stack through dy2static's origin map, a
+    string split and reformat per frame. The ops of those blocks got their stacks mapped
+    through the same map as they were made (`adapter._CallStacks`, `frames.user_frames`) or
+    right after the body (`rewrite_callstacks`): the pass changed none of the 1,318 there of the
+    8-block LoRA LM of tests/bench/construction.py, and took 60–67 ms over its program (25 over
+    its twin's); 16 ms without them. The other blocks (the model's own control flow) it maps,
+    and a PIR program (paddle 3.x) whole."""
+
+    @functools.wraps(update)
+    def update_other_blocks(program: Any) -> Any:
+        skipped = {block.idx for block in _runtime_blocks(program)} if isinstance(program, Program) else set()
+        if not skipped:
+            return update(program)
+        others = [block for block in program.blocks if block.idx not in skipped]
+        with patch.swapped("legacy.hooks.Program.blocks", program, "blocks", others):
+            update(program)
+        return program
+
+    return update_other_blocks
+
+
 def _then_inlined(add_feed_fetch_ops: Callable[..., Any]) -> Callable[..., Any]:
     """`_add_feed_fetch_ops` (paddle 2.6.2 base/executor.py `_get_program_and_executor`): the
     executor's copy of a static program, its pylayer ops and their `pylayer_grad` ops inlined
@@ -234,7 +280,8 @@ def install() -> None:
     """Let `paddle.jit.save` export a program with more than one `pylayer` op, inline pylayer
     ops where programs run (to_static's through `InliningHook`, the executor's copy of a
     static program) and are exported, make to_static's programs to run from the global block
-    alone when the inlining left the others empty, refuse training a loaded export that holds a
+    alone when the inlining left the others empty, have dy2static leave the call stacks of the
+    runtime's blocks as they were made, refuse training a loaded export that holds a
     PyLayer's ops inlined, and refuse a gradient through a PyLayer's backward naming the class.
 
     paddle 2.6.2 and 3.3.1 static/io.py `normalize_program` drops each pylayer op's backward
@@ -247,7 +294,7 @@ def install() -> None:
     """
     from paddle.base import backward, executor
     from paddle.jit import translated_layer
-    from paddle.jit.dy2static import partial_program
+    from paddle.jit.dy2static import partial_program, program_translator
     from paddle.static import io
 
     patch.install("legacy.hooks.io.normalize_program", io, "normalize_program", _keeping_block_ids)
@@ -259,6 +306,8 @@ def install() -> None:
                   partial_program.PartialProgramLayer, "_get_forward_backward_program_form", _global_block_alone)
     patch.install("legacy.hooks.PartialProgramLayer._build_infer_program", partial_program.PartialProgramLayer,
                   "_build_infer_program", _global_block_alone)
+    patch.install("legacy.hooks.update_op_callstack_with_origin_info", program_translator,
+                  "update_op_callstack_with_origin_info", _leaving_runtime_blocks)
     patch.install("legacy.hooks.executor._add_feed_fetch_ops", executor, "_add_feed_fetch_ops", _then_inlined)
     patch.install("legacy.hooks.refuse_double_backward", backward, "_append_backward_ops_", _refusing_double_backward)
     patch.install("legacy.hooks.refuse_inlined_training", translated_layer._ProgramHolder, "_append_backward_desc",
