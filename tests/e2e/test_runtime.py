@@ -238,7 +238,8 @@ def test_dy2static_leaves_the_stacks_of_the_runtimes_blocks_as_they_were_made(tr
         op._set_attr("op_callstack", converted)
     program_translator.update_op_callstack_with_origin_info(program)
     assert inner.attr("op_callstack") == converted
-    assert outer.attr("op_callstack")[0] == f'  File "{origin.as_frame()[0]}", line {origin.as_frame()[1]}, in {origin.as_frame()[2]}'
+    source, source_line, function, _ = origin.as_frame()
+    assert outer.attr("op_callstack")[0] == f'  File "{source}", line {source_line}, in {function}'
 
 
 def test_a_loaded_export_runs(transpile) -> None:
