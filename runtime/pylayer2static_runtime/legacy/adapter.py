@@ -23,7 +23,7 @@ from .. import frames, patch
 from ..core import scope
 from ..core.errors import PyLayerContractError
 from . import pylayer_op
-from .blocks import child_blocks
+from .blocks import blocks_within
 from .inline import BACKWARD_ROLE, CLASS_ATTR, ROLE_ATTR
 
 LOG = logging.getLogger("pylayer2static_runtime")
@@ -304,11 +304,9 @@ class LegacyAdapter:
         the executor prints it when the op fails, op_call_stack.cc; inlining copies the op's
         desc with it, `inline.py`)."""
         program = paddle.static.default_main_program()
-        pending = [program.current_block()]
-        while pending:
-            block = pending.pop()
-            for op in block.ops:
-                pending.extend(child_blocks(program, op))
+        block = program.current_block()
+        for current in [block, *blocks_within(program, block.ops)]:
+            for op in current.ops:
                 if op.has_attr(CALLSTACK_ATTR):
                     rewritten = rewrite(op.attr(CALLSTACK_ATTR))
                     if rewritten is not None:
@@ -422,12 +420,9 @@ def _backward_role_within(backward: Any) -> None:
     pruned_progin_block_id_map"): to_static in eval mode of a PyLayer whose backward holds an
     `if` failed so, as the framework's own path does.
     """
-    inner = [child for op in backward.ops for child in child_blocks(backward.program, op)]
-    while inner:
-        child = inner.pop()
+    for child in blocks_within(backward.program, backward.ops):
         for op in child.ops:
             op._set_attr(ROLE_ATTR, BACKWARD_ROLE)
-            inner.extend(child_blocks(backward.program, op))
 
 
 def _no_gradient_stops(op: Any, backward: Any) -> None:

@@ -1,6 +1,7 @@
 """The legacy Program IR's sub-blocks as ops hold them (paddle 2.6.2 base/framework.py): what
-inlining (`inline.py`), dropping unused backward ops (`unused.py`) and the adapter walk."""
-from typing import Any, Container, Dict, List, Optional, Set, Tuple
+inlining (`inline.py`), dropping unused backward ops (`unused.py`), the adapter, the op's
+renames (`pylayer_op.py`) and the hooks walk."""
+from typing import Any, Container, Dict, Iterable, List, Optional, Set, Tuple
 
 from paddle.base import core
 
@@ -27,6 +28,18 @@ def child_blocks(program: Any, op: Any, names: Optional[Container[str]] = None) 
         else:
             blocks.extend(program.block(i) for i in op._blocks_attr_ids(name))
     return blocks
+
+
+def blocks_within(program: Any, ops: Iterable[Any], names: Optional[Container[str]] = None) -> List[Any]:
+    """The blocks `ops` hold and, in turn, the blocks their ops hold (`child_blocks`, with
+    `names`)."""
+    found: List[Any] = []
+    pending = [child for op in ops for child in child_blocks(program, op, names)]
+    while pending:
+        block = pending.pop()
+        found.append(block)
+        pending.extend(child for op in block.ops for child in child_blocks(program, op, names))
+    return found
 
 
 def names_in_other_blocks(program: Any) -> Set[str]:

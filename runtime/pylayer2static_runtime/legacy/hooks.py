@@ -22,7 +22,7 @@ from paddle.base.framework import Program  # the Program IR's (paddle 2.6.2; 3.x
 from .. import patch
 from ..core.errors import PyLayerContractError, aliased_write_error, double_backward_error
 from ..frames import user_line
-from .blocks import child_blocks
+from .blocks import blocks_within
 from .inline import CLASS_ATTR, InliningHook, inline_pylayers, inline_training, inlined_classes, keep_sub_block_variables
 
 
@@ -225,13 +225,8 @@ def _runtime_blocks(program: Any) -> List[Any]:
         if block.idx in found:
             continue  # inside an op found before: walked below
         for op in block.ops:
-            if op.type != "pylayer" or not op.has_attr(CLASS_ATTR):
-                continue
-            pending = child_blocks(program, op)
-            while pending:
-                inner = pending.pop()
-                found[inner.idx] = inner
-                pending.extend(child for inner_op in inner.ops for child in child_blocks(program, inner_op))
+            if op.type == "pylayer" and op.has_attr(CLASS_ATTR):
+                found.update((inner.idx, inner) for inner in blocks_within(program, [op]))
     return list(found.values())
 
 

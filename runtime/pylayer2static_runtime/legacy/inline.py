@@ -21,7 +21,7 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 from paddle.base import core, unique_name
 from paddle.base.framework import Operator
 
-from .blocks import child_blocks, names_in_other_blocks
+from .blocks import blocks_within, child_blocks, names_in_other_blocks
 from .unused import drop_unused
 
 LOG = logging.getLogger("pylayer2static_runtime")
@@ -158,15 +158,13 @@ def _grad_op(global_block: Any, op: Any, scope_readers: _ScopeReaders) -> Tuple[
 
 def _rename(block: Any, old: str, new: str) -> None:
     """`old` is `new` in `block` (its declaration too) and in the blocks its ops hold."""
-    if block.has_var(old):
-        block._rename_var(old, new)
-    else:
-        for op in block.ops:
-            op._rename_input(old, new)
-            op._rename_output(old, new)
-    for op in block.ops:
-        for child in child_blocks(block.program, op):
-            _rename(child, old, new)
+    for current in [block, *blocks_within(block.program, block.ops)]:
+        if current.has_var(old):
+            current._rename_var(old, new)
+        else:
+            for op in current.ops:
+                op._rename_input(old, new)
+                op._rename_output(old, new)
 
 
 def _inline_grad(global_block: Any, grad: Any, cls: Optional[str], readers: _ScopeReaders) -> List[Any]:

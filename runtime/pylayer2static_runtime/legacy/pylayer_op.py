@@ -19,7 +19,7 @@ import paddle
 from paddle.base import core, framework
 from paddle.base.framework import Operator, Variable
 
-from .blocks import child_blocks
+from .blocks import blocks_within
 from .inline import BACKWARD_ROLE, ROLE_ATTR
 
 NAME_SCOPE_ATTR = core.op_proto_and_checker_maker.kOpNameScopeAttrName()
@@ -135,11 +135,8 @@ def _rename_within(block: Any, renames: Dict[str, str]) -> None:
     `block` and the blocks its ops hold), then sync those blocks' Python side with it."""
     if not renames:
         return
-    touched = []
-    pending = [block]
-    while pending:
-        current = pending.pop()
-        touched.append(current)
+    touched = [block, *blocks_within(block.program, block.ops, ("blocks", "sub_block"))]
+    for current in touched:
         for old, new in renames.items():
             if current.has_var(old):
                 current.desc._rename_var(old.encode(), new.encode())
@@ -147,7 +144,5 @@ def _rename_within(block: Any, renames: Dict[str, str]) -> None:
                 for inner in current.ops:
                     inner._rename_input(old, new)
                     inner._rename_output(old, new)
-        for inner in current.ops:
-            pending.extend(child_blocks(block.program, inner, ("blocks", "sub_block")))
     for current in touched:
         current._sync_with_cpp()
