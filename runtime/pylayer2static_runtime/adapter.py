@@ -8,6 +8,8 @@ its adapter with `register_ir` (install.py).
 """
 from typing import Any, Callable, ContextManager, Dict, List, Optional, Protocol, Tuple
 
+from .replay import Tapes
+
 
 class IrAdapter(Protocol):
     """Per-op glue between `PyLayerOp` and one IR's `static_pylayer`."""
@@ -15,6 +17,9 @@ class IrAdapter(Protocol):
     name: str
     backward_built_with_forward: bool
     """Backward is built with the op (legacy), not when autodiff asks for it (PIR)."""
+    tapes: Optional[Tapes]
+    """How the IR records a body's ops and replays them for a call alike (`replay.py`), or
+    None: every call's bodies are run."""
 
     def is_tensor(self, value: Any) -> bool:
         """Whether `value` is a tensor of the program being built."""

@@ -8,6 +8,7 @@ of eager-only code (`eager_only.py`), of unfollowed in-place APIs (`inplace.py`)
 """
 import functools
 import importlib.util
+import linecache
 import os
 import re
 import sys
@@ -117,6 +118,37 @@ def _as_written(frame: _Frame, origins: Dict[Tuple[str, int], Any]) -> _Frame:
     `update_op_callstack_with_origin_info`, which a backward built after it misses)."""
     origin = origins.get((frame.path, frame.line))
     return frame if origin is None else _Frame(*origin.as_frame())
+
+
+def caller_frames(depth: int) -> List[types.FrameType]:
+    """The frames from the outermost to the one `depth` frames above the caller."""
+    found = []
+    frame = sys._getframe(depth + 1)
+    while frame is not None:
+        found.append(frame)
+        frame = frame.f_back
+    found.reverse()
+    return found
+
+
+def stack_entries(frames: Sequence[types.FrameType]) -> List[Tuple[str, int, str, str]]:
+    """`frames` (outermost first) as `traceback.extract_stack` gives them: path, line, function,
+    source line."""
+    return [(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name,
+             linecache.getline(frame.f_code.co_filename, frame.f_lineno, frame.f_globals).strip())
+            for frame in frames]
+
+
+def above_call(entries: Sequence[Tuple[str, int, str, str]]) -> Optional[List[str]]:
+    """The lines the call stack of an op built in a body begins with (`user_frames`): the
+    frames above the runtime's first one, as the framework keeps (and maps) them; None when
+    the stack does not pass through the runtime."""
+    from paddle.jit.dy2static.origin_info import global_origin_info_map
+
+    first = next((i for i, entry in enumerate(entries) if entry[0].startswith(RUNTIME_DIR)), None)
+    if first is None:
+        return None
+    return [line for entry in entries[:first] for line in _as_written(_Frame(*entry), global_origin_info_map).lines()]
 
 
 def user_callstack(callstack: List[str], cls: type, method: str) -> Optional[List[str]]:

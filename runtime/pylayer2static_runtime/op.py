@@ -23,13 +23,15 @@ rules raises `PyLayerContractError` while the graph is built, naming the class a
 where its forward/backward is defined; nothing is silently dropped or broadcast.
 
 `PyLayerOp` holds the call (`layout.CallLayout`); `build` is a `_Build`, steps over typed
-records (`_Inputs`, `_Outputs`), each IR's part behind `adapter.IrAdapter`.
+records (`_Inputs`, `_Outputs`), each IR's part behind `adapter.IrAdapter`. A call alike to
+one built before gets its bodies' ops replayed from that one's recording (`replay.py`).
 """
+import contextlib
 import functools
 import inspect
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
-from . import body, context, inplace
+from . import body, context, inplace, replay
 from .adapter import IrAdapter, adapter_for_program
 from .convert import static_function
 from .core import scope, structure
@@ -104,6 +106,7 @@ class _Build:
         self.adapter = adapter
         self.ctx = ctx
         self.state = context.state_of(ctx)
+        self.written_forward = forward
         self.forward = static_function(forward, "forward")
         self.forward_only = not body.defines_backward(backward)
         self.backward = backward
@@ -114,6 +117,8 @@ class _Build:
         self.inputs = _Inputs(flat, adapter.op_inputs(flat.tensors()))
         self.outputs: Optional[_Outputs] = None
         self.needs_grad = False  # set by `op` before forward is built
+        self.recorded: Optional[replay.Recorded] = None  # the recording replayed, if any
+        self.recording: Optional[replay.Recording] = None  # this call's, if it is recorded
 
     def op(self) -> Any:
         """Build the op; forward's result, its tensors the op's outputs."""
@@ -124,6 +129,12 @@ class _Build:
             not self.inputs.values[i].stop_gradient for slot in self.inputs.flat.slots for i in slot.tensors
         )
         self.needs_grad = needs_grad
+        key = None if self.forward_only else replay.call_key(
+            self.cls, [self.written_forward, self.backward], self.layout.forward_call(self.arguments),
+            self.layout.labels, needs_grad, self.adapter.is_tensor, self.adapter.tapes)
+        self.recorded = replay.recorded(key)
+        if key is not None and self.recorded is None:
+            self.recording = replay.Recording(key, self.adapter.tapes, self.adapter.is_tensor)
         if self.forward_only:
             backward = self.adapter.forward_only_backward(self._no_backward_message(), self.inputs.values, needs_grad)
         else:
@@ -134,6 +145,8 @@ class _Build:
         except Exception as exc:  # noqa: BLE001 - re-raised, with the user's lines
             reraise_with_user_lines(exc)
         self.adapter.finish()
+        if self.recording is not None:
+            self.recording.keep()
         outs = self.adapter.outputs_as_list(result, len(self._forward_result().flat.positions))
         self.adapter.label(outs, self.cls, self.layout.written_call(self.arguments))
         return self._returned(outs, needs_grad)
@@ -145,10 +158,12 @@ class _Build:
 
     def forward_block(self, *tensors: Any) -> List[Any]:
         """forward's sub-block: forward run on the op's inputs; the tensors it returns."""
+        if self.recorded is not None:
+            return self._replayed_forward(list(tensors))
         arguments = structure.pack_as(self.layout.arguments, self.inputs.flat.with_tensors(list(tensors)))
         args, kwargs = self.layout.forward_call(list(arguments))
-        with body.converted_code_semantics(), body.body_rules(self.cls, "forward", self.adapter, list(tensors)), \
-                body.eager_forward_grad_mode(self.adapter):
+        with self._taped(list(tensors)), body.converted_code_semantics(), \
+                body.body_rules(self.cls, "forward", self.adapter, list(tensors)), body.eager_forward_grad_mode(self.adapter):
             out = structure.map_leaves(inplace.latest, self.forward(self.ctx, *args, **kwargs))
             carried = [inplace.latest(value) for value in context.carried_leaves(self.state)]
         flat = flat_slots(result_items(out), self.adapter.is_tensor)
@@ -160,9 +175,26 @@ class _Build:
                 "forward",
             )
         self.outputs = _Outputs(out, flat, self._carried_stop_gradient(carried, flat))
+        if self.recording is not None:
+            self.recording.forward(out, carried, self.outputs.carried_stop_gradient,
+                                   bool(self.state.non_differentiable or self.state.not_inplace))
         self.adapter.unmark_forward()
         self.adapter.save(carried)
         return flat.tensors()
+
+    def _replayed_forward(self, tensors: List[Any]) -> List[Any]:
+        """forward's sub-block as the recording's, on the op's inputs `tensors`."""
+        recorded = self.recorded
+        find = self.adapter.tapes.replay(recorded.forward, tensors)
+        out = replay.resolved(recorded.out, find)
+        self.outputs = _Outputs(out, flat_slots(result_items(out), self.adapter.is_tensor), recorded.carried_stop_gradient)
+        self.adapter.unmark_forward()
+        self.adapter.save(replay.resolved(recorded.carried, find))
+        return self.outputs.flat.tensors()
+
+    def _taped(self, inputs: List[Any]) -> Any:
+        """Around a body built on `inputs`: its ops recorded, if this call is."""
+        return contextlib.nullcontext() if self.recording is None else self.recording.taped(inputs)
 
     def _carried_stop_gradient(self, carried: List[Any], flat: Flat) -> List[bool]:
         """Whether each tensor ctx carries to backward stops gradient there, as in eager.
@@ -192,6 +224,9 @@ class _Build:
         # detaches the saved inputs and asks for the gradient of those that need one).
         for value, stop_gradient in zip(restored, outputs.carried_stop_gradient):
             value.stop_gradient = stop_gradient
+        if self.recorded is not None:
+            find = self.adapter.tapes.replay(self.recorded.backward, restored + list(grads))
+            return self._own_gradients(replay.resolved(self.recorded.gradients, find))
         context.enter_backward(self.state, restored)
         count = len(outputs.flat.positions)
         if len(grads) != count:
@@ -200,11 +235,12 @@ class _Build:
         self._check_backward_arity(len(slot_grads))
         # A backward built inside a forward (the legacy IR builds a nested op's with it) is
         # no forward body: its ops are built as backward's own.
-        with scope.entered(backward_depth=scope.current().backward_depth + 1, forward_mode=None), \
-                body.converted_code_semantics(), self.adapter.backward_semantics(), body.eager_backward_grad_mode(), \
-                body.no_autograd_backward(), body.body_rules(self.cls, "backward", self.adapter, []):
-            result = structure.map_leaves(inplace.latest, self.static_backward(self.ctx, *slot_grads))
-        flat = self._input_grads(result)
+        with self._taped(restored + list(grads)):
+            with scope.entered(backward_depth=scope.current().backward_depth + 1, forward_mode=None), \
+                    body.converted_code_semantics(), self.adapter.backward_semantics(), body.eager_backward_grad_mode(), \
+                    body.no_autograd_backward(), body.body_rules(self.cls, "backward", self.adapter, []):
+                result = structure.map_leaves(inplace.latest, self.static_backward(self.ctx, *slot_grads))
+            flat = self._input_grads(result)
         if self.adapter.foreign_value(flat) is not None:
             raise contract_error(
                 self.cls,
@@ -214,12 +250,19 @@ class _Build:
                 "is not: pass it to apply, or save it with ctx.save_for_backward",
                 "backward",
             )
-        # Each input gets a gradient value of its own. Returning one value for
-        # several inputs (`return dy, dy`) mixes up their gradients in PIR's
-        # autodiff (paddle 3.3.1) and, in the legacy IR, `static_pylayer` renames
-        # the returned variable to `<input>@GRAD` once per input (paddle 2.6.2),
-        # which also breaks when it is an incoming gradient or a saved tensor.
-        # A value backward's own ops made, returned once, is its own already.
+        if self.recording is not None:
+            self.recording.backward(flat)
+        return self._own_gradients(flat)
+
+    def _own_gradients(self, flat: List[Any]) -> List[Any]:
+        """Each input's gradient (or None) as a value of its own.
+
+        Returning one value for several inputs (`return dy, dy`) mixes up their gradients
+        in PIR's autodiff (paddle 3.3.1) and, in the legacy IR, `static_pylayer` renames the
+        returned variable to `<input>@GRAD` once per input (paddle 2.6.2), which also breaks
+        when it is an incoming gradient or a saved tensor. A value backward's own ops made,
+        returned once, is its own already.
+        """
         return [g if g is None or self.adapter.own_gradient(g, flat) else self.adapter.copy(g) for g in flat]
 
     def _returned(self, outs: List[Any], needs_grad: bool) -> Any:

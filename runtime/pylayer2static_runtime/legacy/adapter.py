@@ -9,9 +9,7 @@ block finds them in the forward block's step scope).
 """
 import contextlib
 import functools
-import linecache
 import logging
-import sys
 import traceback
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
@@ -22,12 +20,12 @@ from paddle.base.framework import Block, Parameter, Variable  # paddle 2.6.2 (al
 from .. import frames, patch
 from ..core import scope
 from ..core.errors import PyLayerContractError
-from . import pylayer_op
+from . import pylayer_op, tape
+from .pylayer_op import CALLSTACK_ATTR
 from .blocks import blocks_within
 from .inline import BACKWARD_ROLE, CLASS_ATTR, ROLE_ATTR
 
 LOG = logging.getLogger("pylayer2static_runtime")
-CALLSTACK_ATTR = core.op_proto_and_checker_maker.kOpCreationCallstackAttrName()  # "op_callstack"
 
 
 class LegacyAdapter:
@@ -35,6 +33,7 @@ class LegacyAdapter:
 
     backward_built_with_forward = True
     name = "legacy"
+    tapes = tape
 
     def __init__(self) -> None:
         self._saved: List[Any] = []
@@ -362,19 +361,12 @@ class _CallStacks:
     def extract_stack() -> List[Tuple[str, int, str, str]]:
         """The caller's stack, outermost frame first, as `traceback.extract_stack()` gives it
         (path, line, function, source line), in a body as the user wrote it."""
-        frames_up = []
-        frame = sys._getframe(1)
-        while frame is not None:
-            frames_up.append(frame)
-            frame = frame.f_back
-        frames_up.reverse()
+        frames_up = frames.caller_frames(1)
         body = scope.current().body
         key = (body and body.cls, body and body.method, *[(frame.f_code, frame.f_lineno) for frame in frames_up])
         stack = _stacks.get(key)
         if stack is None:
-            entries = [(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name,
-                        linecache.getline(frame.f_code.co_filename, frame.f_lineno, frame.f_globals).strip())
-                       for frame in frames_up]
+            entries = frames.stack_entries(frames_up)
             rewritten = None if body is None else frames.user_frames(entries, body.cls, body.method)
             stack = entries if rewritten is None else rewritten
             if len(_stacks) >= _STACKS_KEPT:

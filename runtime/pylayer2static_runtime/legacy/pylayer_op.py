@@ -22,6 +22,7 @@ from paddle.base.framework import Operator, Variable
 from .blocks import blocks_within
 from .inline import BACKWARD_ROLE, ROLE_ATTR
 
+CALLSTACK_ATTR = core.op_proto_and_checker_maker.kOpCreationCallstackAttrName()  # "op_callstack"
 NAME_SCOPE_ATTR = core.op_proto_and_checker_maker.kOpNameScopeAttrName()
 DEVICE_ATTR = core.op_proto_and_checker_maker.kOpDeviceAttrName()
 _TENSOR_ARRAY = core.VarDesc.VarType.LOD_TENSOR_ARRAY

@@ -26,6 +26,7 @@ class PirAdapter:
     """Per-op glue between `PyLayerOp` and PIR's `static_pylayer` (an `adapter.IrAdapter`)."""
 
     backward_built_with_forward = False
+    tapes = None  # no replay: PIR builds backward when autodiff asks, after the trace (`replay.py`)
     name = "pir"
 
     @staticmethod
