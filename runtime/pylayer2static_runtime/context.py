@@ -102,6 +102,26 @@ def state_of(ctx: StaticContext) -> _State:
     return object.__getattribute__(ctx, _STATE)
 
 
+def recorded(ctx: StaticContext) -> Optional[Tuple[Any, Dict[str, Any], Dict[str, Any]]]:
+    """What forward left in `ctx` for backward: the tensors saved, the tensor attributes and
+    the other attributes; None when it marked tensors (`mark_non_differentiable`,
+    `mark_not_inplace`), which a ctx made from this (`restored`) would not."""
+    state = state_of(ctx)
+    if state.non_differentiable or state.not_inplace:
+        return None
+    attrs = {name: value for name, value in vars(ctx).items() if name != _STATE}
+    return state.saved, dict(state.tensor_attrs), attrs
+
+
+def restored(ctx: StaticContext, saved: Tuple[Any, ...], tensor_attrs: Dict[str, Any], attrs: Dict[str, Any]) -> None:
+    """Make `ctx` what forward left in another (`recorded`), on this call's tensors."""
+    state = state_of(ctx)
+    state.saved = saved
+    state.tensor_attrs = dict(tensor_attrs)
+    for name, value in attrs.items():
+        object.__setattr__(ctx, name, value)
+
+
 def carried_leaves(state: _State) -> List[Any]:
     """The tensors to carry from forward to backward, in a fixed order."""
     return [leaf for leaf in structure.flatten(state.carried()) if state.is_tensor(leaf)]

@@ -139,16 +139,30 @@ def stack_entries(frames: Sequence[types.FrameType]) -> List[Tuple[str, int, str
             for frame in frames]
 
 
-def above_call(entries: Sequence[Tuple[str, int, str, str]]) -> Optional[List[str]]:
-    """The lines the call stack of an op built in a body begins with (`user_frames`): the
-    frames above the runtime's first one, as the framework keeps (and maps) them; None when
+_OUTERS_KEPT = 4096
+_outers: Dict[Tuple[Any, ...], Tuple[str, ...]] = {}
+"""The lines above the call of each stack `outer_callstack` met, by its frames' code and line
+(a cache, cleared when it holds `_OUTERS_KEPT`)."""
+
+
+def outer_callstack() -> Tuple[str, ...]:
+    """The lines the call stack of an op a body builds now begins with (`user_frames`): the
+    frames above the runtime's first one, as the framework keeps (and maps) them; none when
     the stack does not pass through the runtime."""
     from paddle.jit.dy2static.origin_info import global_origin_info_map
 
-    first = next((i for i, entry in enumerate(entries) if entry[0].startswith(RUNTIME_DIR)), None)
-    if first is None:
-        return None
-    return [line for entry in entries[:first] for line in _as_written(_Frame(*entry), global_origin_info_map).lines()]
+    found = caller_frames(1)
+    key = tuple((frame.f_code, frame.f_lineno) for frame in found)
+    lines = _outers.get(key)
+    if lines is None:
+        entries = stack_entries(found)
+        first = next((i for i, entry in enumerate(entries) if entry[0].startswith(RUNTIME_DIR)), None)
+        above = entries[:first] if first is not None else []
+        if len(_outers) >= _OUTERS_KEPT:
+            _outers.clear()
+        lines = _outers[key] = tuple(
+            line for entry in above for line in _as_written(_Frame(*entry), global_origin_info_map).lines())
+    return lines
 
 
 def user_callstack(callstack: List[str], cls: type, method: str) -> Optional[List[str]]:

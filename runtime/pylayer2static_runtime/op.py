@@ -117,8 +117,9 @@ class _Build:
         self.inputs = _Inputs(flat, adapter.op_inputs(flat.tensors()))
         self.outputs: Optional[_Outputs] = None
         self.needs_grad = False  # set by `op` before forward is built
-        self.recorded: Optional[replay.Recorded] = None  # the recording replayed, if any
-        self.recording: Optional[replay.Recording] = None  # this call's, if it is recorded
+        self.key: Optional[replay.CallKey] = None  # set by `op`: which calls are alike
+        self.recorded: Optional[replay.Recorded] = None  # the forward replayed, if any
+        self.recording: Optional[replay.Recording] = None  # this call's forward, if it is recorded
 
     def op(self) -> Any:
         """Build the op; forward's result, its tensors the op's outputs."""
@@ -129,12 +130,12 @@ class _Build:
             not self.inputs.values[i].stop_gradient for slot in self.inputs.flat.slots for i in slot.tensors
         )
         self.needs_grad = needs_grad
-        key = None if self.forward_only else replay.call_key(
+        self.key = None if self.forward_only else replay.call_key(
             self.cls, [self.written_forward, self.backward], self.layout.forward_call(self.arguments),
-            self.layout.labels, needs_grad, self.adapter.is_tensor, self.adapter.tapes)
-        self.recorded = replay.recorded(key)
-        if key is not None and self.recorded is None:
-            self.recording = replay.Recording(key, self.adapter.tapes, self.adapter.is_tensor)
+            self.layout.labels, needs_grad, self.adapter)
+        self.recorded = replay.recorded(self.key)
+        if self.key is not None and self.recorded is None:
+            self.recording = self._recording(self.key.forward())
         if self.forward_only:
             backward = self.adapter.forward_only_backward(self._no_backward_message(), self.inputs.values, needs_grad)
         else:
@@ -145,8 +146,6 @@ class _Build:
         except Exception as exc:  # noqa: BLE001 - re-raised, with the user's lines
             reraise_with_user_lines(exc)
         self.adapter.finish()
-        if self.recording is not None:
-            self.recording.keep()
         outs = self.adapter.outputs_as_list(result, len(self._forward_result().flat.positions))
         self.adapter.label(outs, self.cls, self.layout.written_call(self.arguments))
         return self._returned(outs, needs_grad)
@@ -162,7 +161,7 @@ class _Build:
             return self._replayed_forward(list(tensors))
         arguments = structure.pack_as(self.layout.arguments, self.inputs.flat.with_tensors(list(tensors)))
         args, kwargs = self.layout.forward_call(list(arguments))
-        with self._taped(list(tensors)), body.converted_code_semantics(), \
+        with self._taped(self.recording, list(tensors)), body.converted_code_semantics(), \
                 body.body_rules(self.cls, "forward", self.adapter, list(tensors)), body.eager_forward_grad_mode(self.adapter):
             out = structure.map_leaves(inplace.latest, self.forward(self.ctx, *args, **kwargs))
             carried = [inplace.latest(value) for value in context.carried_leaves(self.state)]
@@ -176,8 +175,7 @@ class _Build:
             )
         self.outputs = _Outputs(out, flat, self._carried_stop_gradient(carried, flat))
         if self.recording is not None:
-            self.recording.forward(out, carried, self.outputs.carried_stop_gradient,
-                                   bool(self.state.non_differentiable or self.state.not_inplace))
+            self.recording.forward(out, carried, self.outputs.carried_stop_gradient, context.recorded(self.ctx))
         self.adapter.unmark_forward()
         self.adapter.save(carried)
         return flat.tensors()
@@ -187,14 +185,19 @@ class _Build:
         recorded = self.recorded
         find = self.adapter.tapes.replay(recorded.forward, tensors)
         out = replay.resolved(recorded.out, find)
+        context.restored(self.ctx, *replay.resolved(recorded.ctx, find))
         self.outputs = _Outputs(out, flat_slots(result_items(out), self.adapter.is_tensor), recorded.carried_stop_gradient)
         self.adapter.unmark_forward()
         self.adapter.save(replay.resolved(recorded.carried, find))
         return self.outputs.flat.tensors()
 
-    def _taped(self, inputs: List[Any]) -> Any:
-        """Around a body built on `inputs`: its ops recorded, if this call is."""
-        return contextlib.nullcontext() if self.recording is None else self.recording.taped(inputs)
+    def _recording(self, kind: Any) -> replay.Recording:
+        return replay.Recording(kind, self.key.stack, self.adapter.tapes, self.adapter.is_tensor)
+
+    @staticmethod
+    def _taped(recording: Optional[replay.Recording], inputs: List[Any]) -> Any:
+        """Around a body built on `inputs`: its ops recorded, if `recording`."""
+        return contextlib.nullcontext() if recording is None else recording.taped(inputs)
 
     def _carried_stop_gradient(self, carried: List[Any], flat: Flat) -> List[bool]:
         """Whether each tensor ctx carries to backward stops gradient there, as in eager.
@@ -224,9 +227,12 @@ class _Build:
         # detaches the saved inputs and asks for the gradient of those that need one).
         for value, stop_gradient in zip(restored, outputs.carried_stop_gradient):
             value.stop_gradient = stop_gradient
-        if self.recorded is not None:
-            find = self.adapter.tapes.replay(self.recorded.backward, restored + list(grads))
-            return self._own_gradients(replay.resolved(self.recorded.gradients, find))
+        tapes = self.adapter.tapes
+        recorded = replay.recorded_backward(self.key, tapes)
+        if recorded is not None:
+            find = tapes.replay(recorded.backward, restored + list(grads))
+            return self._own_gradients(replay.resolved(recorded.gradients, find))
+        recording = None if self.key is None or not tapes.backward_tapes else self._recording(self.key.backward(tapes))
         context.enter_backward(self.state, restored)
         count = len(outputs.flat.positions)
         if len(grads) != count:
@@ -235,7 +241,7 @@ class _Build:
         self._check_backward_arity(len(slot_grads))
         # A backward built inside a forward (the legacy IR builds a nested op's with it) is
         # no forward body: its ops are built as backward's own.
-        with self._taped(restored + list(grads)):
+        with self._taped(recording, restored + list(grads)):
             with scope.entered(backward_depth=scope.current().backward_depth + 1, forward_mode=None), \
                     body.converted_code_semantics(), self.adapter.backward_semantics(), body.eager_backward_grad_mode(), \
                     body.no_autograd_backward(), body.body_rules(self.cls, "backward", self.adapter, []):
@@ -250,8 +256,8 @@ class _Build:
                 "is not: pass it to apply, or save it with ctx.save_for_backward",
                 "backward",
             )
-        if self.recording is not None:
-            self.recording.backward(flat)
+        if recording is not None:
+            recording.backward(flat)
         return self._own_gradients(flat)
 
     def _own_gradients(self, flat: List[Any]) -> List[Any]:

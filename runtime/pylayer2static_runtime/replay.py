@@ -3,38 +3,43 @@
 A model applies each of its PyLayers many times on tensors of the same shapes (a LoRA linear
 in each projection of each block of a loop). Building a call runs forward's and backward's
 Python op by op, and a call alike to one built before gets the same ops in its blocks but
-for the variables' names. So the first call's bodies are recorded (`Recording`: the IR's tape
-of each body's ops, and where forward's result, ctx's tensors and the returned gradients are
-among them) and a later call alike gets its bodies' ops as copies of the tapes' on its own
-variables (`Recorded`, the IR's `Tapes.replay`); `op.py` builds the rest of the op (its
-inputs, the copies into and out of its blocks, the pylayer op, its outputs) as for any call.
+for the values' names. So the first call's forward is recorded (`Recorded`: the IR's tape of
+the body's ops, and where forward's result and what ctx keeps are among them), and so is the
+first backward built of calls alike (`RecordedBackward`: its tape, and where the gradients
+it returned are); a later call alike gets its bodies' ops as copies of the tapes' on its own
+values (the IR's `Tapes.replay`) and a ctx like the recorded one, and `op.py` builds the rest
+of the op (its inputs, the copies into and out of its blocks, the pylayer op, its outputs)
+as for any call. Backward is recorded and replayed apart from forward, where the IR's tapes
+of it last (`Tapes.backward_tapes`: the legacy IR's, built with the op; not PIR's, built when
+autodiff asks and inlined at once, so each PIR backward runs, on the ctx a replay made like
+the recorded call's).
 
 Two calls are alike (`call_key`) when they have:
 - the same class and forward and backward functions;
 - arguments alike as forward gets them: each tensor by shape, dtype, stop_gradient, kind and
   which earlier argument it is, if one; any other value by type and value, immutable ones only;
 - the same values of what the functions read besides, and functions that leave no mark a
-  replay would not make (`core/purity.py`);
+  replay would not make (`core/purity.py`); a backward's reads are taken again as it is built;
 - a top-level build (no body being built around it) needing a gradient alike;
-- the IR's state that ops take at creation (`Tapes.environment`: role, name scope, device).
+- the same program, and the IR's state ops take at creation (`Tapes.environment`).
 A call from another line is alike too where the IR can give the copies the call's own call
 stack (`Tape.restackable`); otherwise only a call from the same stack (each frame's code and
-line) is.
-A call that is not alike to any is built by running its bodies, and recorded when the IR
-finds its tapes self-contained (`Tapes.recording`) and ctx marked no output.
+line) is. A body that is not alike to any is built by running it, and recorded when the IR
+finds its tape self-contained (`Tapes.recording`) and what it leaves (its result, ctx's
+attributes, the gradients) is tensors of the tape or immutable values.
 `P2S_REPLAY=0` in the environment builds every call by running its bodies.
 """
 import contextlib
 import os
-from typing import Any, Callable, Dict, Hashable, Iterator, List, NamedTuple, Optional, Protocol
+from typing import Any, Callable, Dict, Hashable, Iterator, List, NamedTuple, Optional, Protocol, Tuple
 
 from . import frames
 from .core import purity, scope, structure
 
 _KEPT = 1024
-_recorded: Dict[Hashable, "Recorded"] = {}
-"""Recordings by call key (a cache, cleared when it holds `_KEPT`). A recording holds copies of
-the ops, not the program they were built in."""
+_recorded: Dict[Hashable, Any] = {}
+"""Recordings (`Recorded`, `RecordedBackward`) by call key (a cache, cleared when it holds
+`_KEPT`)."""
 
 
 class Tape(Protocol):
@@ -50,8 +55,13 @@ class Tape(Protocol):
 class Tapes(Protocol):
     """An IR's recording and replaying of a body's ops."""
 
+    backward_tapes: bool
+    """Whether a backward's tape lasts until a call alike builds its backward (else every
+    backward is built by running it, on the ctx its forward's recording gives)."""
+
     def environment(self) -> Hashable:
-        """The IR state an op takes as it is created (attributes not set by its builder)."""
+        """The program being built (while its tapes may be replayed) and the IR state an op
+        takes as it is created (attributes not set by its builder)."""
 
     def recording(self, inputs: List[Any]) -> Any:
         """A context manager around a body built on `inputs`: yields a list, holding after it
@@ -72,12 +82,18 @@ class _Ref:
 
 
 class Recorded(NamedTuple):
-    """A call's bodies as recorded, to build a call alike again."""
+    """A call's forward as recorded, to build a call alike again."""
 
     forward: Tape
     out: Any  # forward's result, its tensors `_Ref`s
     carried: List[_Ref]  # the tensors ctx carried to backward
     carried_stop_gradient: List[bool]
+    ctx: Any  # ctx as forward left it (`context.recorded`), its tensors `_Ref`s
+
+
+class RecordedBackward(NamedTuple):
+    """A call's backward as recorded, to build the backward of a call alike again."""
+
     backward: Tape
     gradients: List[Optional[_Ref]]  # backward's result, one per op input
 
@@ -87,13 +103,13 @@ def enabled() -> bool:
 
 
 def call_key(cls: type, functions: List[Callable[..., Any]], bound: Any, labels: List[str], needs_grad: bool,
-             is_tensor: Callable[[Any], bool], tapes: Optional[Tapes]) -> Optional["CallKey"]:
+             adapter: Any) -> Optional["CallKey"]:
     """What makes a call alike to another (the module's list), or None: not to be replayed.
 
     `bound`: forward's arguments as it gets them, `(args, kwargs)`; `labels`: the call's
-    arguments as written, named."""
-    current = scope.current()
-    if tapes is None or not enabled() or current != _TOP_LEVEL:
+    arguments as written, named; `adapter`: the IR's (`adapter.IrAdapter`)."""
+    tapes = adapter.tapes
+    if tapes is None or not enabled() or scope.current() != _TOP_LEVEL:
         return None
     read = [purity.reads(fn) for fn in functions]
     if any(found is None for found in read):
@@ -101,8 +117,8 @@ def call_key(cls: type, functions: List[Callable[..., Any]], bound: Any, labels:
     tensors: List[Any] = []
 
     def leaf(value: Any) -> Hashable:
-        if is_tensor(value):
-            earlier = next((i for i, seen in enumerate(tensors) if seen is value), None)
+        if adapter.is_tensor(value):
+            earlier = next((i for i, seen in enumerate(tensors) if adapter.same(seen, value)), None)
             tensors.append(value)
             return ("tensor", tuple(value.shape), value.dtype, value.stop_gradient, type(value),
                     value.persistable, earlier)
@@ -114,16 +130,23 @@ def call_key(cls: type, functions: List[Callable[..., Any]], bound: Any, labels:
         arguments = _frozen_structure(bound, leaf)
     except _Unalike:
         return None
-    alike = (cls, *functions, arguments, tuple(labels), needs_grad, tapes.environment(),
-             *(purity.guard(found) for found in read))
-    return CallKey(alike, tuple((frame.f_code, frame.f_lineno) for frame in frames.caller_frames(1)))
+    alike = (cls, *functions, arguments, tuple(labels), needs_grad, tapes.environment(), purity.guard(read[0]))
+    return CallKey(alike, tuple((frame.f_code, frame.f_lineno) for frame in frames.caller_frames(1)), read[1])
 
 
 class CallKey(NamedTuple):
-    """What makes calls alike (`call_key`), and the stack the call is built from."""
+    """What makes calls alike (`call_key`), the stack the call is built from, and what its
+    backward reads besides (guarded as backward is built)."""
 
     alike: Hashable
     stack: Hashable
+    backward_reads: Any
+
+    def forward(self) -> Tuple[Hashable, ...]:
+        return ("forward", self.alike)
+
+    def backward(self, tapes: Tapes) -> Tuple[Hashable, ...]:
+        return ("backward", self.alike, tapes.environment(), purity.guard(self.backward_reads))
 
 
 _TOP_LEVEL = scope.BuildScope(apis_followed=True)
@@ -142,22 +165,30 @@ def _frozen_structure(value: Any, leaf: Callable[[Any], Hashable]) -> Hashable:
     return leaf(value)
 
 
+def _recorded_as(kind: Tuple[Hashable, ...], stack: Hashable) -> Any:
+    return _recorded.get(kind) or _recorded.get((kind, stack))
+
+
 def recorded(key: Optional[CallKey]) -> Optional[Recorded]:
-    """The recording of a call alike, if one was kept."""
-    return None if key is None else _recorded.get(key.alike) or _recorded.get(key)
+    """The recording of the forward of a call alike, if one was kept."""
+    return None if key is None else _recorded_as(key.forward(), key.stack)
+
+
+def recorded_backward(key: Optional[CallKey], tapes: Tapes) -> Optional[RecordedBackward]:
+    """The recording of the backward of a call alike, built now, if one was kept."""
+    return None if key is None or not tapes.backward_tapes else _recorded_as(key.backward(tapes), key.stack)
 
 
 class Recording:
-    """A call's recording, made part by part as its op is built; kept by `keep` if every part
-    could be recorded."""
+    """One body's recording (forward's or backward's), kept for the calls alike to come if
+    what it built and left can be replayed."""
 
-    def __init__(self, key: CallKey, tapes: Tapes, is_tensor: Callable[[Any], bool]) -> None:
-        self.key = key
+    def __init__(self, kind: Tuple[Hashable, ...], stack: Hashable, tapes: Tapes, is_tensor: Callable[[Any], bool]) -> None:
+        self.kind = kind
+        self.stack = stack
         self.tapes = tapes
         self.is_tensor = is_tensor
         self.tape: Optional[Tape] = None
-        self.parts: Dict[str, Any] = {}
-        self.refused = False
 
     @contextlib.contextmanager
     def taped(self, inputs: List[Any]) -> Iterator[None]:
@@ -166,31 +197,23 @@ class Recording:
             yield
         self.tape = holder[0]
 
-    def forward(self, out: Any, carried: List[Any], carried_stop_gradient: List[bool], marked: bool) -> None:
-        """forward's part: its result, the tensors ctx carried; `marked`: ctx marked outputs
-        (non-differentiable, not in place), which a replay does not make."""
-        refs = self._refs([out, carried])
-        if refs is None or marked:
-            self.refused = True
-            return
-        self.parts.update(forward=self.tape, out=refs[0], carried=refs[1], carried_stop_gradient=carried_stop_gradient)
+    def forward(self, out: Any, carried: List[Any], carried_stop_gradient: List[bool], ctx: Any) -> None:
+        """Keep forward's recording: its result, the tensors ctx carried, ctx itself
+        (`context.recorded`, None when ctx cannot be made again)."""
+        refs = self._refs([out, carried, ctx])
+        if refs is not None and ctx is not None:
+            self._keep(Recorded(self.tape, refs[0], refs[1], carried_stop_gradient, refs[2]))
 
     def backward(self, gradients: List[Any]) -> None:
-        """backward's part: the gradient (or None) it gave each op input."""
+        """Keep backward's recording: the gradient (or None) it gave each op input."""
         refs = self._refs(gradients)
-        if refs is None:
-            self.refused = True
-            return
-        self.parts.update(backward=self.tape, gradients=refs)
+        if refs is not None:
+            self._keep(RecordedBackward(self.tape, refs))
 
-    def keep(self) -> None:
-        """Keep the recording, if complete, for the calls alike to come."""
-        if self.refused or len(self.parts) != len(Recorded._fields):
-            return
+    def _keep(self, recording: Any) -> None:
         if len(_recorded) >= _KEPT:
             _recorded.clear()
-        restackable = self.parts["forward"].restackable and self.parts["backward"].restackable
-        _recorded[self.key.alike if restackable else self.key] = Recorded(**self.parts)
+        _recorded[self.kind if self.tape.restackable else (self.kind, self.stack)] = recording
 
     def _refs(self, value: Any) -> Optional[Any]:
         """`value` with each tensor as its `_Ref` in the tape; None if a tensor has none, or

@@ -1,9 +1,10 @@
-"""Calls alike built from the first one's recording (`replay.py`, the legacy IR's
-`legacy/tape.py`), calls that differ built again, and what a body may read to be replayed
-(`core/purity.py`)."""
+"""Calls alike built from the first one's recording (`replay.py`; each IR's `tape.py`: both
+bodies in the legacy IR, forward's in PIR), calls that differ built again, and what a body may
+read to be replayed (`core/purity.py`), on both versions."""
 import contextlib
 import enum
 import os
+import re
 import types
 
 import numpy as np
@@ -13,17 +14,15 @@ from paddle.autograd import PyLayer
 
 import harness
 import pylayer2static_runtime as p2s
-from conftest import CASES_DIR
+from conftest import HERE
 from pylayer2static_runtime import replay
 from pylayer2static_runtime.core import purity
 
 
 @contextlib.contextmanager
-def legacy_program():
-    """A Program IR program being built (paddle 2.6.2), under its own name generator; yields
-    (main, startup)."""
-    import paddle
-
+def static_program():
+    """A program being built (PIR on paddle 3.x, the Program IR on 2.6.2), under its own name
+    generator; yields (main, startup)."""
     paddle.enable_static()
     try:
         main, startup = paddle.static.Program(), paddle.static.Program()
@@ -33,24 +32,55 @@ def legacy_program():
         paddle.disable_static()
 
 
+BODIES = 1 if harness.PIR else 2
+"""The bodies a replayed call replays: forward's in PIR, forward's and backward's in the Program IR."""
+
+
 @pytest.fixture
 def replays(monkeypatch):
     """The bodies replayed while the test runs (a list, one entry per body)."""
-    from pylayer2static_runtime.legacy import tape
+    from pylayer2static_runtime.legacy import tape as legacy_tape
+    from pylayer2static_runtime.pir import tape as pir_tape
 
     replayed = []
-    original = tape.replay
+    for tape in (legacy_tape, pir_tape):
+        def counted(recorded, inputs, original=tape.replay):
+            replayed.append(recorded)
+            return original(recorded, inputs)
 
-    def counted(recorded, inputs):
-        replayed.append(recorded)
-        return original(recorded, inputs)
-
-    monkeypatch.setattr(tape, "replay", counted)
+        monkeypatch.setattr(tape, "replay", counted)
     monkeypatch.setattr(replay, "_recorded", {})
     return replayed
 
 
 def _canonical(program):
+    """The program as its ops build it, its values numbered in order of first use."""
+    return _canonical_pir(program) if harness.PIR else _canonical_legacy(program)
+
+
+def _canonical_pir(program):
+    """Each op, blocks inside it depth first: its name, attributes, operands and results
+    (number, dtype, shape, stop_gradient)."""
+    numbers = {}
+
+    def value(v):
+        if v is None or not v.initialized():
+            return None
+        meta = (str(v.dtype), tuple(v.shape)) if v.is_dense_tensor_type() else None
+        return numbers.setdefault(v.id, len(numbers)), meta, v.stop_gradient
+
+    def attrs(op):
+        # which build a backward function or a layer's name (`Model_1`) came from: not what it computes
+        return sorted((k, re.sub(r"_\d+/", "/", str(v))) for k, v in op.attrs().items() if k != "backward_function_id")
+
+    def block(b):
+        return [(op.name(), attrs(op), [value(v) for v in op.operands_source()], [value(v) for v in op.results()],
+                 [block(inner) for inner in op.blocks()]) for op in b.ops]
+
+    return block(program.global_block())
+
+
+def _canonical_legacy(program):
     """The program with its variables numbered in order of first use: each op's type,
     attributes and arguments (number, dtype, shape, stop_gradient) per block."""
     from paddle.base import core
@@ -82,10 +112,21 @@ def _canonical(program):
     return blocks
 
 
-LEGACY_ONLY = pytest.mark.skipif(harness.PIR, reason="paddle 3.x builds PIR programs, whose calls are not replayed")
+def _callstacks(program):
+    """The call stack of every op of the program."""
+    if not harness.PIR:
+        return [op.attr("op_callstack") for block in program.blocks for op in block.ops if op.has_attr("op_callstack")]
+    stacks, pending = [], [program.global_block()]
+    while pending:
+        for op in pending.pop().ops:
+            pending.extend(op.blocks())
+            stacks.append(list(op.callstack or []))
+    return stacks
 
 
-@LEGACY_ONLY
+REPEATED_CALLS = os.path.join(HERE, "special", "repeated_calls.py")
+
+
 def test_calls_alike_replay_the_first_calls_ops(transpile, replays, monkeypatch) -> None:
     """The transpiled `repeated_calls` case, built with replay off and on: the same program
     op for op (types, every attribute, call stacks included, and the same dataflow over
@@ -94,27 +135,24 @@ def test_calls_alike_replay_the_first_calls_ops(transpile, replays, monkeypatch)
     (bit widths alternate) and the residual of blocks 2 and 4 (its factor changes after
     block 2) are replayed, both bodies each; the RMSNorm, whose forward reads a mutable dict
     and appends to a list, runs every time."""
-    import paddle
-
-    transpiled = transpile(os.path.join(CASES_DIR, "repeated_calls.py"))
+    transpiled = transpile(REPEATED_CALLS)
     batch = np.random.RandomState(0).standard_normal((2, 3, 8)).astype("float32")
     built = []
     for setting in ("0", "1"):
         monkeypatch.setenv("P2S_REPLAY", setting)
         module = harness.load_module(transpiled, "replay_repeated_calls")
         norm_calls = len(module.NORM_CALLS)
-        with legacy_program() as (main, startup):
-            shape, dtype, _ = module.INPUTS[0]
-            x = paddle.static.data("x", shape, dtype)
+        with static_program() as (main, startup):
+            x = paddle.static.data("x", list(batch.shape), "float32")
             x.stop_gradient = False
             model = module.Model()
             loss = paddle.mean(model(x))
             params = [p for p in model.parameters() if not p.stop_gradient]
             grads = paddle.static.gradients([loss], [x] + params)
-            built.append((main, startup, [loss.name] + [g.name for g in grads]))
+            built.append((main, startup, [loss] + grads, [p.name for p in model.parameters()]))
         assert len(module.NORM_CALLS) - norm_calls == 4
-    assert len(replays) == 2 * (3 + 2 + 2)
-    (plain, plain_startup, plain_fetch), (replayed, _, replayed_fetch) = built
+    assert len(replays) == BODIES * (3 + 2 + 2)
+    (plain, plain_startup, plain_fetch, names), (replayed, _, replayed_fetch, _) = built
     assert _canonical(replayed) == _canonical(plain)
     paddle.enable_static()
     try:
@@ -124,11 +162,21 @@ def test_calls_alike_replay_the_first_calls_ops(transpile, replays, monkeypatch)
             exe.run(plain_startup)
             want = exe.run(plain, feed={"x": batch}, fetch_list=plain_fetch)
             have = exe.run(replayed, feed={"x": batch}, fetch_list=replayed_fetch)
+            values = [np.array(scope.find_var(name).get_tensor()) for name in names]
     finally:
         paddle.disable_static()
     for w, h in zip(want, have):
         np.testing.assert_array_equal(h, w)
-
+    # and both as eager computes them, with the same parameters
+    eager = harness.load_module(REPEATED_CALLS, "replay_repeated_calls_eager").Model()
+    for parameter, value in zip(eager.parameters(), values):
+        parameter.set_value(value)
+    trained = [p for p in eager.parameters() if not p.stop_gradient]
+    x = paddle.to_tensor(batch, stop_gradient=False)
+    loss = paddle.mean(eager(x))
+    loss.backward()
+    for got, expected in zip(have, [loss.numpy(), x.grad.numpy()] + [p.grad.numpy() for p in trained]):
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-7)
 
 
 SCALE = 2.0
@@ -236,7 +284,6 @@ SCENARIOS = {
 }
 
 
-@LEGACY_ONLY
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_calls_that_differ_are_built_again(name, replays) -> None:
     """Two calls of one class are replayed only when alike (`replay.call_key`): a different
@@ -245,68 +292,62 @@ def test_calls_that_differ_are_built_again(name, replays) -> None:
     print) builds the second call by running its bodies; a call from another line is alike."""
     expected, build = SCENARIOS[name]
     seen = len(SEEN)
-    with legacy_program():
+    with static_program():
         x = paddle.static.data("x", [2, 3], "float32")
         other = paddle.static.data("other", [2, 3], "float32")
         frozen = paddle.static.data("frozen", [2, 3], "float32")
         x.stop_gradient = other.stop_gradient = False
         build(x, other, frozen)
-    assert len(replays) == 2 * expected
+    assert len(replays) == BODIES * expected
     if name == "a side effect":
         assert len(SEEN) - seen == 2
 
 
-@LEGACY_ONLY
 def test_a_call_replayed_from_another_line_names_its_own_lines(replays, monkeypatch) -> None:
     """The ops of a call replayed from another line carry that line's call stack: the program
     equals one built without replay op for op, `op_callstack` included."""
     built = []
     for setting in ("0", "1"):
         monkeypatch.setenv("P2S_REPLAY", setting)
-        with legacy_program() as (main, _):
+        with static_program() as (main, _):
             x = paddle.static.data("x", [2, 3], "float32")
             other = paddle.static.data("other", [2, 3], "float32")
             x.stop_gradient = other.stop_gradient = False
             _on_two_lines(x, other)
-        built.append(_canonical(main))
-    assert len(replays) == 2
-    assert built[1] == built[0]
-    stacks = [attrs for _, ops in built[1][1:] for _, attrs, _ in ops]
-    assert any("_on_two_lines" in line and "other" in line for attrs in stacks for name, value in attrs
-               if name == "op_callstack" for line in value)
+        built.append((_canonical(main), _callstacks(main)))
+    assert len(replays) == BODIES
+    assert built[1][0] == built[0][0]
+    assert any("p2s.apply(Scale, other, 2.0)" in line for stack in built[1][1] for line in stack)
 
 
-@LEGACY_ONLY
 def test_a_rebound_constant_is_read_again(replays) -> None:
     """A body reading a module-level constant the model rebinds between two calls alike
     otherwise is built again with the new value (the guard of `core/purity.py`); a third call
     with the first value replays the first."""
     batch = np.arange(6, dtype="float32").reshape(2, 3)
     try:
-        with legacy_program() as (main, startup):
+        with static_program() as (main, startup):
             x = paddle.static.data("x", [2, 3], "float32")
             outs = []
             for scale in (2.0, 5.0, 2.0):
                 rebind_scale(scale)
                 outs.append(p2s.apply(Scale, x, 1.0))
-            fetch = [out.name for out in outs]
     finally:
         rebind_scale(2.0)
-    assert len(replays) == 2
+    assert len(replays) == BODIES
     paddle.enable_static()
     try:
-        values = paddle.static.Executor(paddle.CPUPlace()).run(main, feed={"x": batch}, fetch_list=fetch)
+        values = paddle.static.Executor(paddle.CPUPlace()).run(main, feed={"x": batch}, fetch_list=outs)
     finally:
         paddle.disable_static()
     for value, scale in zip(values, (2.0, 5.0, 2.0)):
         np.testing.assert_array_equal(value, batch * scale)
 
 
-@LEGACY_ONLY
 def test_replay_off_builds_every_call(replays, monkeypatch) -> None:
     """`P2S_REPLAY=0` builds every call by running its bodies."""
     monkeypatch.setenv("P2S_REPLAY", "0")
-    with legacy_program():
+    with static_program():
         x = paddle.static.data("x", [2, 3], "float32")
         x.stop_gradient = False
         _in_a_loop([(Scale, (x, 2.0)), (Scale, (x * 1.0, 2.0))])

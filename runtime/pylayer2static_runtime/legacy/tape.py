@@ -6,7 +6,7 @@ stop_gradient, persistable), and the names of the body's inputs. A replay declar
 variable for each recorded one, appends a copy of each op with its variables renamed to the
 call's own, and wraps it as the framework does an op made from its description (paddle 2.6.2
 base/framework.py `Operator.__init__` given a typed desc: no checks, no call stack taken).
-A body's ops carry the user's call stack: the frames above the call (`frames.above_call`),
+A body's ops carry the user's call stack: the frames above the call (`frames.outer_callstack`),
 then the body's own. A replay from another line puts its own frames above the call in place
 of the recorded ones; a tape with an op whose stack does not begin so (one the runtime built
 outside the body) is `restackable` no more, and is replayed only from the same stack.
@@ -27,6 +27,7 @@ from paddle.base.framework import Operator, Variable
 from .. import frames
 from .pylayer_op import CALLSTACK_ATTR
 
+backward_tapes = True  # backward's block is built with the op, and kept until inlined after autodiff
 _DENSE = core.VarDesc.VarType.LOD_TENSOR
 _COUNTED = re.compile(r"_\d+$")
 
@@ -41,7 +42,7 @@ class LegacyTape:
         self.variables = variables  # (name, dtype, shape, stop_gradient, persistable, lod_level)
         self.ops: List[Any] = []  # standalone copies of the ops' descs
         self.outer = outer  # the call stack's lines above the call
-        self.stacks: List[List[str]] = []  # each op's call stack past `outer`
+        self.stacks: List[Optional[List[str]]] = []  # each op's call stack past `outer` (None: it has none)
         self.restackable = True
         self._refs = frozenset(inputs) | {variable[0] for variable in variables}
 
@@ -67,7 +68,7 @@ def recording(inputs: List[Any]) -> Iterator[List[Optional[LegacyTape]]]:
     holder: List[Optional[LegacyTape]] = [None]
     first_op, names_before = len(block.ops), set(block.vars)
     blocks_before, around_before = program.num_blocks, _around(block)
-    outer = _outer()
+    outer = frames.outer_callstack()
     yield holder
     if program.num_blocks != blocks_before or _around(block) != around_before:
         return
@@ -86,28 +87,10 @@ def recording(inputs: List[Any]) -> Iterator[List[Optional[LegacyTape]]]:
         desc.copy_from(op.desc)
         tape.ops.append(desc)
         stack = op.attr(CALLSTACK_ATTR) if op.has_attr(CALLSTACK_ATTR) else []
-        if tuple(stack[:len(outer)]) != outer:
+        if stack and tuple(stack[:len(outer)]) != outer:
             tape.restackable = False
-        tape.stacks.append(stack[len(outer):])
+        tape.stacks.append(stack[len(outer):] if stack else None)
     holder[0] = tape
-
-
-_OUTERS_KEPT = 4096
-_outers: Dict[Tuple[Any, ...], Tuple[str, ...]] = {}
-"""The lines above the call of each stack `_outer` met, by its frames' code and line (a
-cache, cleared when it holds `_OUTERS_KEPT`)."""
-
-
-def _outer() -> Tuple[str, ...]:
-    """The lines the call stacks of the ops of a body built now begin with."""
-    found = frames.caller_frames(1)
-    key = tuple((frame.f_code, frame.f_lineno) for frame in found)
-    lines = _outers.get(key)
-    if lines is None:
-        if len(_outers) >= _OUTERS_KEPT:
-            _outers.clear()
-        lines = _outers[key] = tuple(frames.above_call(frames.stack_entries(found)) or ())
-    return lines
 
 
 def _around(block: Any) -> List[Tuple[int, int]]:
@@ -130,11 +113,11 @@ def replay(tape: LegacyTape, inputs: List[Any]) -> Callable[[Hashable], Any]:
         names[name] = fresh
         values[name] = block.create_var(name=fresh, type=_DENSE, dtype=dtype, shape=shape, lod_level=lod_level,
                                         stop_gradient=stop_gradient, persistable=persistable)
-    outer = _outer()
+    outer = frames.outer_callstack()
     for recorded, stack in zip(tape.ops, tape.stacks):
         desc = block.desc.append_op()
         desc.copy_from(recorded)
-        if outer != tape.outer:
+        if stack is not None and outer != tape.outer:
             desc._set_strs_attr(CALLSTACK_ATTR, list(outer) + stack)
         for slot in desc.input_names():
             desc.set_input(slot, [names[name] for name in desc.input(slot)])

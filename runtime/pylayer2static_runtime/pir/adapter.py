@@ -17,6 +17,7 @@ from paddle.static.nn import static_pylayer
 from .. import framework, patch
 from ..core import records
 from ..core.errors import PyLayerContractError
+from . import tape
 from .ops import CLASS_ATTR, PYLAYER, is_in_place
 
 CALLSTACK_ATTR = "op_callstack"  # paddle 3.3.1 `core.op_proto_and_checker_maker.kOpCreationCallstackAttrName()`
@@ -26,7 +27,7 @@ class PirAdapter:
     """Per-op glue between `PyLayerOp` and PIR's `static_pylayer` (an `adapter.IrAdapter`)."""
 
     backward_built_with_forward = False
-    tapes = None  # no replay: PIR builds backward when autodiff asks, after the trace (`replay.py`)
+    tapes = tape  # forward's bodies replayed for calls alike (`replay.py`); backward is run
     name = "pir"
 
     @staticmethod

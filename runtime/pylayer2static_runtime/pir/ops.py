@@ -26,6 +26,7 @@ from typing import Any, Dict, List, Optional, Set
 import paddle
 
 from ..core.errors import aliased_write_error
+from . import tape
 
 LOG = logging.getLogger("pylayer2static_runtime")
 
@@ -179,6 +180,7 @@ def inline_op(op: Any) -> Optional[List[Any]]:
     if why:
         LOG.debug("pylayer op kept (%s): %s", why, op)
         return None
+    tape.forget()  # the ops of its block move: a tape of them (a forward's recording) is no more
     body = sub_block(op)
     ops = body.ops
     terminator = ops[-1]
