@@ -17,9 +17,8 @@ class IrAdapter(Protocol):
     name: str
     backward_built_with_forward: bool
     """Backward is built with the op (legacy), not when autodiff asks for it (PIR)."""
-    tapes: Optional[Tapes]
-    """How the IR records a body's ops and replays them for a call alike (`replay.py`), or
-    None: every call's bodies are run."""
+    tapes: Tapes
+    """How the IR records a body's ops and replays them for a call alike (`replay.py`)."""
 
     def is_tensor(self, value: Any) -> bool:
         """Whether `value` is a tensor of the program being built."""

@@ -108,8 +108,7 @@ def call_key(cls: type, functions: List[Callable[..., Any]], bound: Any, labels:
 
     `bound`: forward's arguments as it gets them, `(args, kwargs)`; `labels`: the call's
     arguments as written, named; `adapter`: the IR's (`adapter.IrAdapter`)."""
-    tapes = adapter.tapes
-    if tapes is None or not enabled() or scope.current() != _TOP_LEVEL:
+    if not enabled() or scope.current() != _TOP_LEVEL:
         return None
     read = [purity.reads(fn) for fn in functions]
     if any(found is None for found in read):
@@ -130,7 +129,7 @@ def call_key(cls: type, functions: List[Callable[..., Any]], bound: Any, labels:
         arguments = _frozen_structure(bound, leaf)
     except _Unalike:
         return None
-    alike = (cls, *functions, arguments, tuple(labels), needs_grad, tapes.environment(), purity.guard(read[0]))
+    alike = (cls, *functions, arguments, tuple(labels), needs_grad, adapter.tapes.environment(), purity.guard(read[0]))
     return CallKey(alike, tuple((frame.f_code, frame.f_lineno) for frame in frames.caller_frames(1)), read[1])
 
 

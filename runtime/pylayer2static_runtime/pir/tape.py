@@ -73,7 +73,8 @@ def recording(inputs: List[Any]) -> Iterator[List[Optional[PirTape]]]:
         return
     tape = PirTape(list(inputs), outer)
     for op in block.ops[first_op:]:
-        if op.num_regions() or any(value is None or value.id not in tape._refs for value in op.operands_source()):
+        if op.num_regions() or any(value.initialized() and value.id not in tape._refs  # an optional input left out: none
+                                   for value in op.operands_source()):
             return
         tape.ops.append(op)
         tape._refs.update(value.id for value in op.results())
