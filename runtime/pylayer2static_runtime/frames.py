@@ -146,22 +146,19 @@ _outers: Dict[Tuple[Any, ...], Tuple[str, ...]] = {}
 
 
 def outer_callstack() -> Tuple[str, ...]:
-    """The lines the call stack of an op a body builds now begins with (`user_frames`): the
-    frames above the runtime's first one, as the framework keeps (and maps) them; none when
-    the stack does not pass through the runtime."""
-    from paddle.jit.dy2static.origin_info import global_origin_info_map
-
+    """The lines the call stack of each op a body builds now begins with (`user_frames`): the
+    frames above the runtime's first one, as the framework keeps (and maps) them, and the
+    user's below it down to the call (a to_static model's converted `forward`, under
+    dy2static's program build, which the runtime wraps); none when the stack does not pass
+    through the runtime."""
     found = caller_frames(1)
     key = tuple((frame.f_code, frame.f_lineno) for frame in found)
     lines = _outers.get(key)
     if lines is None:
-        entries = stack_entries(found)
-        first = next((i for i, entry in enumerate(entries) if entry[0].startswith(RUNTIME_DIR)), None)
-        above = entries[:first] if first is not None else []
+        kept = _kept_frames(stack_entries(found))
         if len(_outers) >= _OUTERS_KEPT:
             _outers.clear()
-        lines = _outers[key] = tuple(
-            line for entry in above for line in _as_written(_Frame(*entry), global_origin_info_map).lines())
+        lines = _outers[key] = tuple(line for frame in (kept[0] if kept else []) for line in frame.lines())
     return lines
 
 
@@ -199,6 +196,19 @@ def user_frames(frames: Sequence[Tuple[str, int, str, str]], cls: type, method: 
     to_static's error report keeps only frames). The frames around, above the call and below
     the body (the paddle API that built the op), stay as the framework keeps them.
     """
+    found = _kept_frames(frames)
+    if found is None:
+        return None
+    kept, between, body = found
+    named = _method_frame(kept, between, body, method)
+    if named is not None:
+        kept[named] = kept[named]._replace(name=f"{method} of PyLayer {getattr(cls, '__qualname__', cls)}")
+    return kept
+
+
+def _kept_frames(frames: Sequence[Tuple[str, int, str, str]]) -> Optional[Tuple[List[_Frame], List[int], List[int]]]:
+    """The frames of `frames` `user_frames` keeps, and which of them are the user's between the
+    call and the body, and the body's: None when the stack does not pass through the runtime."""
     from paddle.jit.dy2static.origin_info import global_origin_info_map
 
     ours = [i for i, frame in enumerate(frames) if frame[0].startswith(RUNTIME_DIR)]
@@ -218,10 +228,7 @@ def user_frames(frames: Sequence[Tuple[str, int, str, str]], cls: type, method: 
         if users:
             (body if index > last else between).append(len(kept))
         kept.append(frame)
-    named = _method_frame(kept, between, body, method)
-    if named is not None:
-        kept[named] = kept[named]._replace(name=f"{method} of PyLayer {getattr(cls, '__qualname__', cls)}")
-    return kept
+    return kept, between, body
 
 
 def _method_frame(kept: List[_Frame], between: List[int], body: List[int], method: str) -> Optional[int]:

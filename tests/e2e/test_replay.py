@@ -36,20 +36,26 @@ BODIES = 1 if harness.PIR else 2
 """The bodies a replayed call replays: forward's in PIR, forward's and backward's in the Program IR."""
 
 
+class _CountingRecordings(dict):
+    """The runtime's recordings, listing each one a call replays (looked up while the op is
+    set up, before any op is built: no frame of this file is on an op's call stack)."""
+
+    def __init__(self, replayed):
+        super().__init__()
+        self.replayed = replayed
+
+    def get(self, key, default=None):
+        found = super().get(key, default)
+        if found is not None:
+            self.replayed.append(found)
+        return found
+
+
 @pytest.fixture
 def replays(monkeypatch):
     """The bodies replayed while the test runs (a list, one entry per body)."""
-    from pylayer2static_runtime.legacy import tape as legacy_tape
-    from pylayer2static_runtime.pir import tape as pir_tape
-
     replayed = []
-    for tape in (legacy_tape, pir_tape):
-        def counted(recorded, inputs, original=tape.replay):
-            replayed.append(recorded)
-            return original(recorded, inputs)
-
-        monkeypatch.setattr(tape, "replay", counted)
-    monkeypatch.setattr(replay, "_recorded", {})
+    monkeypatch.setattr(replay, "_recorded", _CountingRecordings(replayed))
     return replayed
 
 
@@ -318,6 +324,31 @@ def test_a_call_replayed_from_another_line_names_its_own_lines(replays, monkeypa
     assert len(replays) == BODIES
     assert built[1][0] == built[0][0]
     assert any("p2s.apply(Scale, other, 2.0)" in line for stack in built[1][1] for line in stack)
+
+
+class ScaleLayer(paddle.nn.Layer):
+    def forward(self, x):
+        return p2s.apply(Scale, x, 2.0)
+
+
+def test_a_call_recorded_under_to_static_names_a_static_programs_lines(replays, monkeypatch) -> None:
+    """A call recorded while to_static traces a layer and replayed in a pure static program
+    (the legacy IR's tapes hold no program of their own) names the static program's lines:
+    under to_static the layer's converted `forward` is below the runtime's first frame (the
+    runtime wraps dy2static's program build), and its line is the call's, not the body's."""
+    x = paddle.ones([2, 3])
+    x.stop_gradient = False
+    paddle.jit.to_static(ScaleLayer(), full_graph=True)(x)
+    built = []
+    for setting in ("0", "1"):
+        monkeypatch.setenv("P2S_REPLAY", setting)
+        with static_program() as (main, _):
+            data = paddle.static.data("x", [2, 3], "float32")
+            data.stop_gradient = False
+            ScaleLayer()(data)
+        built.append(_callstacks(main))
+    assert len(replays) == (0 if harness.PIR else BODIES)  # PIR's tapes are its program's
+    assert built[1] == built[0]
 
 
 def test_a_rebound_constant_is_read_again(replays) -> None:
