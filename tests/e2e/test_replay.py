@@ -193,12 +193,12 @@ SEEN = []
 class Scale(PyLayer):
     @staticmethod
     def forward(ctx, x, factor):
-        ctx.factor = factor
-        return x * factor * SCALE
+        ctx.scale = factor * SCALE
+        return x * ctx.scale
 
     @staticmethod
     def backward(ctx, dy):
-        return dy * ctx.factor
+        return dy * ctx.scale
 
 
 class Add(PyLayer):

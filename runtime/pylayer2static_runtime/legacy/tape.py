@@ -6,10 +6,11 @@ stop_gradient, persistable), and the names of the body's inputs. A replay declar
 variable for each recorded one, appends a copy of each op with its variables renamed to the
 call's own, and wraps it as the framework does an op made from its description (paddle 2.6.2
 base/framework.py `Operator.__init__` given a typed desc: no checks, no call stack taken).
-A body's ops carry the user's call stack: the frames above the call (`frames.outer_callstack`),
-then the body's own. A replay from another line puts its own frames above the call in place
-of the recorded ones; a tape with an op whose stack does not begin so (one the runtime built
-outside the body) is `restackable` no more, and is replayed only from the same stack.
+A body's ops carry the user's call stack: the user's frames down to the call
+(`frames.outer_callstack`), then the body's own. A replay from another line puts its own
+frames down to the call in place of the recorded ones; a tape with an op whose stack does not
+begin so (one the runtime built outside the body) is `restackable` no more, and is replayed
+only from the same stack.
 
 A body is recorded only when what it built is self-contained: ops in the block being built
 alone, no block made, no variable declared elsewhere (an in-place write declares its result
@@ -41,7 +42,7 @@ class LegacyTape:
         self.inputs = inputs
         self.variables = variables  # (name, dtype, shape, stop_gradient, persistable, lod_level)
         self.ops: List[Any] = []  # standalone copies of the ops' descs
-        self.outer = outer  # the call stack's lines above the call
+        self.outer = outer  # the call stack's lines down to the call
         self.stacks: List[Optional[List[str]]] = []  # each op's call stack past `outer` (None: it has none)
         self.restackable = True
         self._refs = frozenset(inputs) | {variable[0] for variable in variables}

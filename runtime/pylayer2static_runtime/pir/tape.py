@@ -37,7 +37,7 @@ class PirTape:
     def __init__(self, inputs: List[Any], outer: Tuple[str, ...]) -> None:
         self.inputs = inputs
         self.ops: List[Any] = []
-        self.outer = outer  # the call stack's lines above the call
+        self.outer = outer  # the call stack's lines down to the call
         self.stacks: List[Optional[List[str]]] = []  # each op's call stack past `outer` (None: it has none)
         self.restackable = True
         self._refs: Set[str] = {value.id for value in inputs}
