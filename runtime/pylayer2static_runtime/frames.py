@@ -162,6 +162,34 @@ def outer_callstack() -> Tuple[str, ...]:
     return lines
 
 
+class RecordedStacks:
+    """The call stacks of a recorded body's ops, each past the lines down to the call it was
+    built in (`outer_callstack` then), so that a replay for another call gives each op that
+    call's own lines (`for_call`)."""
+
+    __slots__ = ("outer", "tails", "restackable")
+
+    def __init__(self) -> None:
+        self.outer = outer_callstack()
+        self.tails: List[Optional[List[str]]] = []  # None: the op has no stack
+        self.restackable = True
+        """Whether every stack begins with `outer` (one the runtime built outside the body may
+        not): else only a call from the same stack can replay the body."""
+
+    def add(self, stack: List[str]) -> None:
+        """Record the next op's stack."""
+        if stack and tuple(stack[:len(self.outer)]) != self.outer:
+            self.restackable = False
+        self.tails.append(stack[len(self.outer):] if stack else None)
+
+    def for_call(self) -> List[Optional[List[str]]]:
+        """Each op's stack for the call being built now: None where the recorded one is it."""
+        outer = outer_callstack()
+        if outer == self.outer:
+            return [None] * len(self.tails)
+        return [None if tail is None else list(outer) + tail for tail in self.tails]
+
+
 def user_callstack(callstack: List[str], cls: type, method: str) -> Optional[List[str]]:
     """The call stack of an op built in `cls.<method>`, as the user wrote the code: None when
     it does not pass through the runtime (not one of ours, or rewritten already).

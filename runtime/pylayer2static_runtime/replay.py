@@ -22,9 +22,9 @@ Two calls are alike (`call_key`) when they have:
   replay would not make (`core/purity.py`); a backward's reads are taken again as it is built;
 - a top-level build (no body being built around it) needing a gradient alike;
 - the same program, and the IR's state ops take at creation (`Tapes.environment`).
-A call from another line is alike too where the IR can give the copies the call's own call
-stack (`Tape.restackable`); otherwise only a call from the same stack (each frame's code and
-line) is. A body that is not alike to any is built by running it, and recorded when the IR
+A call from another line is alike too where the copies can take the call's own call stack
+(`frames.RecordedStacks.restackable`); otherwise only a call from the same stack (each frame's
+code and line) is. A body that is not alike to any is built by running it, and recorded when the IR
 finds its tape self-contained (`Tapes.recording`) and what it leaves (its result, ctx's
 attributes, the gradients) is tensors of the tape or immutable values.
 `P2S_REPLAY=0` in the environment builds every call by running its bodies.
@@ -34,6 +34,7 @@ import os
 from typing import Any, Callable, Dict, Hashable, Iterator, List, NamedTuple, Optional, Protocol, Tuple
 
 from . import frames
+from .frames import RecordedStacks
 from .core import purity, scope, structure
 
 _KEPT = 1024
@@ -45,8 +46,8 @@ _recorded: Dict[Hashable, Any] = {}
 class Tape(Protocol):
     """The ops a body built, as the IR recorded them."""
 
-    restackable: bool
-    """Whether a replay from another stack gives each op that stack (else: the same stack only)."""
+    stacks: RecordedStacks
+    """Its ops' call stacks (`restackable`: a replay from another stack can give each op that stack)."""
 
     def ref(self, value: Any) -> Optional[Hashable]:
         """How a replay finds `value` (an input of the body, or a value its ops made), or None."""
@@ -212,7 +213,7 @@ class Recording:
     def _keep(self, recording: Any) -> None:
         if len(_recorded) >= _KEPT:
             _recorded.clear()
-        _recorded[self.kind if self.tape.restackable else (self.kind, self.stack)] = recording
+        _recorded[self.kind if self.tape.stacks.restackable else (self.kind, self.stack)] = recording
 
     def _refs(self, value: Any) -> Optional[Any]:
         """`value` with each tensor as its `_Ref` in the tape; None if a tensor has none, or

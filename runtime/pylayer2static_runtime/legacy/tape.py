@@ -8,7 +8,7 @@ call's own, and wraps it as the framework does an op made from its description (
 base/framework.py `Operator.__init__` given a typed desc: no checks, no call stack taken).
 A body's ops carry the user's call stack: the user's frames down to the call
 (`frames.outer_callstack`), then the body's own. A replay from another line puts its own
-frames down to the call in place of the recorded ones; a tape with an op whose stack does not
+frames down to the call in place of the recorded ones (`frames.RecordedStacks`); a tape with an op whose stack does not
 begin so (one the runtime built outside the body) is `restackable` no more, and is replayed
 only from the same stack.
 
@@ -36,15 +36,13 @@ _COUNTED = re.compile(r"_\d+$")
 class LegacyTape:
     """A body's ops and variables as recorded (`replay.Tape`)."""
 
-    __slots__ = ("inputs", "variables", "ops", "outer", "stacks", "restackable", "_refs")
+    __slots__ = ("inputs", "variables", "ops", "stacks", "_refs")
 
-    def __init__(self, inputs: Tuple[str, ...], variables: List[Tuple[Any, ...]], outer: Tuple[str, ...]) -> None:
+    def __init__(self, inputs: Tuple[str, ...], variables: List[Tuple[Any, ...]], stacks: frames.RecordedStacks) -> None:
         self.inputs = inputs
         self.variables = variables  # (name, dtype, shape, stop_gradient, persistable, lod_level)
         self.ops: List[Any] = []  # standalone copies of the ops' descs
-        self.outer = outer  # the call stack's lines down to the call
-        self.stacks: List[Optional[List[str]]] = []  # each op's call stack past `outer` (None: it has none)
-        self.restackable = True
+        self.stacks = stacks
         self._refs = frozenset(inputs) | {variable[0] for variable in variables}
 
     def ref(self, value: Any) -> Optional[Hashable]:
@@ -69,7 +67,7 @@ def recording(inputs: List[Any]) -> Iterator[List[Optional[LegacyTape]]]:
     holder: List[Optional[LegacyTape]] = [None]
     first_op, names_before = len(block.ops), set(block.vars)
     blocks_before, around_before = program.num_blocks, _around(block)
-    outer = frames.outer_callstack()
+    stacks = frames.RecordedStacks()
     yield holder
     if program.num_blocks != blocks_before or _around(block) != around_before:
         return
@@ -80,17 +78,14 @@ def recording(inputs: List[Any]) -> Iterator[List[Optional[LegacyTape]]]:
         return
     tape = LegacyTape(tuple(var.name for var in inputs),
                       [(var.name, var.dtype, tuple(var.shape), var.stop_gradient, var.persistable, var.lod_level)
-                       for var in declared], outer)
+                       for var in declared], stacks)
     for op in block.ops[first_op:]:
         if any(name not in tape._refs for name in op.input_arg_names + op.output_arg_names):
             return
         desc = core.OpDesc()
         desc.copy_from(op.desc)
         tape.ops.append(desc)
-        stack = op.attr(CALLSTACK_ATTR) if op.has_attr(CALLSTACK_ATTR) else []
-        if stack and tuple(stack[:len(outer)]) != outer:
-            tape.restackable = False
-        tape.stacks.append(stack[len(outer):] if stack else None)
+        stacks.add(op.attr(CALLSTACK_ATTR) if op.has_attr(CALLSTACK_ATTR) else [])
     holder[0] = tape
 
 
@@ -114,12 +109,11 @@ def replay(tape: LegacyTape, inputs: List[Any]) -> Callable[[Hashable], Any]:
         names[name] = fresh
         values[name] = block.create_var(name=fresh, type=_DENSE, dtype=dtype, shape=shape, lod_level=lod_level,
                                         stop_gradient=stop_gradient, persistable=persistable)
-    outer = frames.outer_callstack()
-    for recorded, stack in zip(tape.ops, tape.stacks):
+    for recorded, stack in zip(tape.ops, tape.stacks.for_call()):
         desc = block.desc.append_op()
         desc.copy_from(recorded)
-        if stack is not None and outer != tape.outer:
-            desc._set_strs_attr(CALLSTACK_ATTR, list(outer) + stack)
+        if stack is not None:
+            desc._set_strs_attr(CALLSTACK_ATTR, stack)
         for slot in desc.input_names():
             desc.set_input(slot, [names[name] for name in desc.input(slot)])
         for slot in desc.output_names():

@@ -15,11 +15,11 @@ alone (the blocks around it keep their op counts), none holding blocks of its ow
 operand an input of the body or a result of an op of the tape.
 """
 import contextlib
-from typing import Any, Callable, Hashable, Iterator, List, Optional, Set, Tuple
+from typing import Any, Callable, Hashable, Iterator, List, Optional, Set
 
 import paddle
 
-from ..frames import outer_callstack
+from ..frames import RecordedStacks
 
 backward_tapes = False
 """A backward's ops are inlined as soon as autodiff has built them (`double_backward.py`), its
@@ -32,14 +32,12 @@ _program: List[Any] = [None, 0]
 class PirTape:
     """A forward body's ops as recorded (`replay.Tape`)."""
 
-    __slots__ = ("inputs", "ops", "outer", "stacks", "restackable", "_refs")
+    __slots__ = ("inputs", "ops", "stacks", "_refs")
 
-    def __init__(self, inputs: List[Any], outer: Tuple[str, ...]) -> None:
+    def __init__(self, inputs: List[Any], stacks: RecordedStacks) -> None:
         self.inputs = inputs
         self.ops: List[Any] = []
-        self.outer = outer  # the call stack's lines down to the call
-        self.stacks: List[Optional[List[str]]] = []  # each op's call stack past `outer` (None: it has none)
-        self.restackable = True
+        self.stacks = stacks
         self._refs: Set[str] = {value.id for value in inputs}
 
     def ref(self, value: Any) -> Optional[Hashable]:
@@ -67,21 +65,18 @@ def recording(inputs: List[Any]) -> Iterator[List[Optional[PirTape]]]:
     block = paddle.pir.get_current_insertion_point().block()
     holder: List[Optional[PirTape]] = [None]
     first_op, around_before = len(block.ops), _around(block)
-    outer = outer_callstack()
+    stacks = RecordedStacks()
     yield holder
     if _around(block) != around_before:
         return
-    tape = PirTape(list(inputs), outer)
+    tape = PirTape(list(inputs), stacks)
     for op in block.ops[first_op:]:
         if op.num_regions() or any(value.initialized() and value.id not in tape._refs  # an optional input left out: none
                                    for value in op.operands_source()):
             return
         tape.ops.append(op)
         tape._refs.update(value.id for value in op.results())
-        stack = list(op.callstack or [])
-        if stack and tuple(stack[:len(outer)]) != outer:
-            tape.restackable = False
-        tape.stacks.append(stack[len(outer):] if stack else None)
+        stacks.add(list(op.callstack or []))
     holder[0] = tape
 
 
@@ -103,11 +98,10 @@ def replay(tape: PirTape, inputs: List[Any]) -> Callable[[Hashable], Any]:
         mapping.add(old, new)
         values[old.id] = new
     options = paddle.pir.CloneOptions(False, True, True)
-    outer = outer_callstack()
-    for op, stack in zip(tape.ops, tape.stacks):
+    for op, stack in zip(tape.ops, tape.stacks.for_call()):
         clone = op.clone(mapping, options)
-        if stack is not None and outer != tape.outer:
-            clone.callstack = list(outer) + stack
+        if stack is not None:
+            clone.callstack = stack
         for old, new in zip(op.results(), clone.results()):
             values[old.id] = new
     return values.__getitem__
