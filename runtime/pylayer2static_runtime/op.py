@@ -133,6 +133,10 @@ class _Build:
         self.key = None if self.forward_only else replay.call_key(
             self.cls, [self.written_forward, self.backward], self.layout.forward_call(self.arguments),
             self.layout.labels, needs_grad, self.adapter)
+        tapes = self.adapter.tapes
+        whole = replay.recorded_call(self.key, tapes)
+        if whole is not None:
+            return self._replayed_call(whole, needs_grad)
         self.recorded = replay.recorded(self.key)
         if self.key is not None and self.recorded is None:
             self.recording = self._recording(self.key.forward())
@@ -140,15 +144,29 @@ class _Build:
             backward = self.adapter.forward_only_backward(self._no_backward_message(), self.inputs.values, needs_grad)
         else:
             backward = self.backward_block
-        try:
-            with self.adapter.op_semantics():
-                result = self.adapter.append_pylayer(self.forward_block, self.inputs.values, backward)
-        except Exception as exc:  # noqa: BLE001 - re-raised, with the user's lines
-            reraise_with_user_lines(exc)
-        self.adapter.finish()
-        outs = self.adapter.outputs_as_list(result, len(self._forward_result().flat.positions))
-        self.adapter.label(outs, self.cls, self.layout.written_call(self.arguments))
+        call_recording = None if self.key is None or not tapes.call_tapes else self._recording(self.key.call())
+        with self._taped(call_recording, self._call_inputs(), whole_call=True):
+            try:
+                with self.adapter.op_semantics():
+                    result = self.adapter.append_pylayer(self.forward_block, self.inputs.values, backward)
+            except Exception as exc:  # noqa: BLE001 - re-raised, with the user's lines
+                reraise_with_user_lines(exc)
+            self.adapter.finish()
+            outs = self.adapter.outputs_as_list(result, len(self._forward_result().flat.positions))
+            self.adapter.label(outs, self.cls, self.layout.written_call(self.arguments))
+        # A ctx that marked tensors decides its outputs' stop_gradient (`_returned`), which a
+        # replay, running no forward, would not know.
+        if call_recording is not None and context.recorded(self.ctx) is not None:
+            outputs = self._forward_result()
+            call_recording.call(outputs.out, outs, outputs.carried_stop_gradient)
         return self._returned(outs, needs_grad)
+
+    def _replayed_call(self, whole: replay.RecordedCall, needs_grad: bool) -> Any:
+        """The whole op as the recording's, on the op's inputs; forward's result."""
+        find = self.adapter.tapes.replay_call(whole.call, self._call_inputs())
+        out = replay.resolved(whole.out, find)
+        self.outputs = _Outputs(out, flat_slots(result_items(out), self.adapter.is_tensor), whole.carried_stop_gradient)
+        return self._returned(replay.resolved(whole.outputs, find), needs_grad)
 
     def _forward_result(self) -> _Outputs:
         if self.outputs is None:
@@ -191,13 +209,19 @@ class _Build:
         self.adapter.save(replay.resolved(recorded.carried, find))
         return self.outputs.flat.tensors()
 
+    def _call_inputs(self) -> List[Any]:
+        """What a whole call takes: the op's inputs, then the values they are copies of (the
+        legacy IR's backward reads a saved parameter itself, `LegacyAdapter.restore`)."""
+        return self.inputs.values + self.inputs.flat.tensors()
+
     def _recording(self, kind: Any) -> replay.Recording:
         return replay.Recording(kind, self.key.stack, self.adapter.tapes, self.adapter.is_tensor)
 
     @staticmethod
-    def _taped(recording: Optional[replay.Recording], inputs: List[Any]) -> Any:
-        """Around a body built on `inputs`: its ops recorded, if `recording`."""
-        return contextlib.nullcontext() if recording is None else recording.taped(inputs)
+    def _taped(recording: Optional[replay.Recording], inputs: List[Any], whole_call: bool = False) -> Any:
+        """Around a body built on `inputs` (or a whole call on the op's): its ops recorded, if
+        `recording`."""
+        return contextlib.nullcontext() if recording is None else recording.taped(inputs, whole_call)
 
     def _carried_stop_gradient(self, carried: List[Any], flat: Flat) -> List[bool]:
         """Whether each tensor ctx carries to backward stops gradient there, as in eager.

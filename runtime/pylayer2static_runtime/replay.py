@@ -12,7 +12,10 @@ of the op (its inputs, the copies into and out of its blocks, the pylayer op, it
 as for any call. Backward is recorded and replayed apart from forward, where the IR's tapes
 of it last (`Tapes.backward_tapes`: the legacy IR's, built with the op; not PIR's, built when
 autodiff asks and inlined at once, so each PIR backward runs, on the ctx a replay made like
-the recorded call's).
+the recorded call's). Where the whole call is in the program when its op is done (the legacy
+IR: `Tapes.call_tapes`), the first call alike records all of it too (`RecordedCall`: its
+blocks, its op, where its outputs are), and a later call alike gets copies of everything,
+op and copies included; a call whose whole could not be recorded still replays its bodies.
 
 Two calls are alike (`call_key`) when they have:
 - the same class and forward and backward functions;
@@ -72,6 +75,17 @@ class Tapes(Protocol):
         """Append `tape`'s ops on `inputs` (as the recorded body's, in order) to the block
         being built; what each ref of the tape is now."""
 
+    call_tapes: bool
+    """Whether a whole call is in the program when its op is done, to be recorded
+    (`call_recording`) and replayed (`replay_call`); IRs without leave those two out."""
+
+    def call_recording(self, inputs: List[Any]) -> Any:
+        """As `recording`, around a whole call on the op's `inputs` (its op and blocks)."""
+
+    def replay_call(self, tape: Tape, inputs: List[Any]) -> Callable[[Hashable], Any]:
+        """Append `tape`'s whole call on the op's `inputs` to the block being built; what each
+        ref of the tape is now."""
+
 
 class _Ref:
     """A tensor of a recorded structure: its ref in the tape."""
@@ -90,6 +104,15 @@ class Recorded(NamedTuple):
     carried: List[_Ref]  # the tensors ctx carried to backward
     carried_stop_gradient: List[bool]
     ctx: Any  # ctx as forward left it (`context.recorded`), its tensors `_Ref`s
+
+
+class RecordedCall(NamedTuple):
+    """A whole call as recorded (`Tapes.call_tapes`), to build a call alike again."""
+
+    call: Tape
+    out: Any  # forward's result, its tensors `_Ref`s
+    outputs: List[_Ref]  # the op's outputs
+    carried_stop_gradient: List[bool]
 
 
 class RecordedBackward(NamedTuple):
@@ -148,6 +171,10 @@ class CallKey(NamedTuple):
     def backward(self, tapes: Tapes) -> Tuple[Hashable, ...]:
         return ("backward", self.alike, tapes.environment(), purity.guard(self.backward_reads))
 
+    def call(self) -> Tuple[Hashable, ...]:
+        """A whole call's: built as the op is, when forward's guards are taken too."""
+        return ("call", self.alike, purity.guard(self.backward_reads))
+
 
 _TOP_LEVEL = scope.BuildScope(apis_followed=True)
 """The scope of a call built outside any body (with the in-place APIs followed, `builders.py`)."""
@@ -174,6 +201,11 @@ def recorded(key: Optional[CallKey]) -> Optional[Recorded]:
     return None if key is None else _recorded_as(key.forward(), key.stack)
 
 
+def recorded_call(key: Optional[CallKey], tapes: Tapes) -> Optional[RecordedCall]:
+    """The recording of a whole call alike, if the IR records them and one was kept."""
+    return None if key is None or not tapes.call_tapes else _recorded_as(key.call(), key.stack)
+
+
 def recorded_backward(key: Optional[CallKey], tapes: Tapes) -> Optional[RecordedBackward]:
     """The recording of the backward of a call alike, built now, if one was kept."""
     return None if key is None or not tapes.backward_tapes else _recorded_as(key.backward(tapes), key.stack)
@@ -191,9 +223,10 @@ class Recording:
         self.tape: Optional[Tape] = None
 
     @contextlib.contextmanager
-    def taped(self, inputs: List[Any]) -> Iterator[None]:
-        """Record the ops a body built on `inputs` inside (`tape` after it, None if refused)."""
-        with self.tapes.recording(inputs) as holder:
+    def taped(self, inputs: List[Any], whole_call: bool = False) -> Iterator[None]:
+        """Record the ops a body built on `inputs` inside, or a whole call on the op's `inputs`
+        (`tape` after it, None if refused)."""
+        with (self.tapes.call_recording if whole_call else self.tapes.recording)(inputs) as holder:
             yield
         self.tape = holder[0]
 
@@ -203,6 +236,12 @@ class Recording:
         refs = self._refs([out, carried, ctx])
         if refs is not None and ctx is not None:
             self._keep(Recorded(self.tape, refs[0], refs[1], carried_stop_gradient, refs[2]))
+
+    def call(self, out: Any, outputs: List[Any], carried_stop_gradient: List[bool]) -> None:
+        """Keep a whole call's recording: forward's result and the op's outputs."""
+        refs = self._refs([out, outputs])
+        if refs is not None:
+            self._keep(RecordedCall(self.tape, refs[0], refs[1], carried_stop_gradient))
 
     def backward(self, gradients: List[Any]) -> None:
         """Keep backward's recording: the gradient (or None) it gave each op input."""

@@ -1,6 +1,6 @@
-"""Calls alike built from the first one's recording (`replay.py`; each IR's `tape.py`: both
-bodies in the legacy IR, forward's in PIR), calls that differ built again, and what a body may
-read to be replayed (`core/purity.py`), on both versions."""
+"""Calls alike built from the first one's recording (`replay.py`; each IR's `tape.py`: the
+whole call in the legacy IR, else both bodies; forward's in PIR), calls that differ built
+again, and what a body may read to be replayed (`core/purity.py`), on both versions."""
 import contextlib
 import enum
 import os
@@ -32,8 +32,16 @@ def static_program():
         paddle.disable_static()
 
 
-BODIES = 1 if harness.PIR else 2
-"""The bodies a replayed call replays: forward's in PIR, forward's and backward's in the Program IR."""
+CALL = ["Recorded"] if harness.PIR else ["RecordedCall"]
+"""The recordings a replayed call replays: forward's in PIR, the whole call in the Program IR."""
+BODIES = ["Recorded", "RecordedBackward"]
+"""Those of a call the Program IR replays from its bodies' recordings: its whole call's was
+made on another stack, under to_static, where the op's own call stack holds the runtime's
+frames above the model's (`frames.RecordedStacks.restackable`)."""
+
+
+def _kinds(replays):
+    return [type(found).__name__ for found in replays]
 
 
 class _CountingRecordings(dict):
@@ -53,7 +61,7 @@ class _CountingRecordings(dict):
 
 @pytest.fixture
 def replays(monkeypatch):
-    """The bodies replayed while the test runs (a list, one entry per body)."""
+    """The recordings replayed while the test runs (a list, one entry per whole call or body)."""
     replayed = []
     monkeypatch.setattr(replay, "_recorded", _CountingRecordings(replayed))
     return replayed
@@ -139,8 +147,8 @@ def test_calls_alike_replay_the_first_calls_ops(transpile, replays, monkeypatch)
     variables of the same dtype, shape and stop_gradient), which computes the same loss and
     gradients. With replay on, the LoRA linear of blocks 2-4, the fake quant of blocks 3-4
     (bit widths alternate) and the residual of blocks 2 and 4 (its factor changes after
-    block 2) are replayed, both bodies each; the RMSNorm, whose forward reads a mutable dict
-    and appends to a list, runs every time."""
+    block 2) are replayed, whole (forward only in PIR); the RMSNorm, whose forward reads a
+    mutable dict and appends to a list, runs every time."""
     transpiled = transpile(REPEATED_CALLS)
     batch = np.random.RandomState(0).standard_normal((2, 3, 8)).astype("float32")
     built = []
@@ -157,7 +165,7 @@ def test_calls_alike_replay_the_first_calls_ops(transpile, replays, monkeypatch)
             grads = paddle.static.gradients([loss], [x] + params)
             built.append((main, startup, [loss] + grads, [p.name for p in model.parameters()]))
         assert len(module.NORM_CALLS) - norm_calls == 4
-    assert len(replays) == BODIES * (3 + 2 + 2)
+    assert _kinds(replays) == CALL * (3 + 2 + 2)
     (plain, plain_startup, plain_fetch, names), (replayed, _, replayed_fetch, _) = built
     assert _canonical(replayed) == _canonical(plain)
     paddle.enable_static()
@@ -304,7 +312,7 @@ def test_calls_that_differ_are_built_again(name, replays) -> None:
         frozen = paddle.static.data("frozen", [2, 3], "float32")
         x.stop_gradient = other.stop_gradient = False
         build(x, other, frozen)
-    assert len(replays) == BODIES * expected
+    assert _kinds(replays) == CALL * expected
     if name == "a side effect":
         assert len(SEEN) - seen == 2
 
@@ -321,7 +329,7 @@ def test_a_call_replayed_from_another_line_names_its_own_lines(replays, monkeypa
             x.stop_gradient = other.stop_gradient = False
             _on_two_lines(x, other)
         built.append((_canonical(main), _callstacks(main)))
-    assert len(replays) == BODIES
+    assert _kinds(replays) == CALL
     assert built[1][0] == built[0][0]
     assert any("p2s.apply(Scale, other, 2.0)" in line for stack in built[1][1] for line in stack)
 
@@ -347,7 +355,7 @@ def test_a_call_recorded_under_to_static_names_a_static_programs_lines(replays, 
             data.stop_gradient = False
             ScaleLayer()(data)
         built.append(_callstacks(main))
-    assert len(replays) == (0 if harness.PIR else BODIES)  # PIR's tapes are its program's
+    assert _kinds(replays) == ([] if harness.PIR else BODIES)  # PIR's tapes are its program's
     assert built[1] == built[0]
 
 
@@ -365,7 +373,7 @@ def test_a_rebound_constant_is_read_again(replays) -> None:
                 outs.append(p2s.apply(Scale, x, 1.0))
     finally:
         rebind_scale(2.0)
-    assert len(replays) == BODIES
+    assert _kinds(replays) == CALL
     paddle.enable_static()
     try:
         values = paddle.static.Executor(paddle.CPUPlace()).run(main, feed={"x": batch}, fetch_list=outs)

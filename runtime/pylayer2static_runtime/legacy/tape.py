@@ -16,8 +16,19 @@ A body is recorded only when what it built is self-contained: ops in the block b
 alone, no block made, no variable declared elsewhere (an in-place write declares its result
 in the global block), every variable its ops read or write one of its inputs or one it
 declared, each a dense tensor.
+
+A whole call is recorded too (`call_recording`, `replay_call`; `call_tapes`): backward's
+block is built with the op, so everything a call adds to the program is there when the op is
+done: the op's blocks (forward's and backward's, and any inside them) with their ops and
+variables, and the pylayer op and its outputs in the block being built. A call alike gets
+copies of all of it, its blocks made anew and every block attribute, variable and gradient
+name (`<name>@GRAD` of a name the call declares or takes) renamed to its own: the op's
+structure (the copies into and out of its blocks, the renames of backward's gradients, the
+op itself through the framework's `append_op`) was most of building a call whose bodies were
+replayed. It is recorded on the same terms as a body, for every block the call made.
 """
 import contextlib
+import itertools
 import re
 from typing import Any, Callable, Dict, Hashable, Iterator, List, Optional, Tuple
 
@@ -29,8 +40,14 @@ from .. import frames
 from .pylayer_op import CALLSTACK_ATTR
 
 backward_tapes = True  # backward's block is built with the op, and kept until inlined after autodiff
+call_tapes = True  # and so is the whole call
 _DENSE = core.VarDesc.VarType.LOD_TENSOR
+_SCOPES = core.VarDesc.VarType.STEP_SCOPES  # the pylayer op's `Scope` output
+_GRAD = core.grad_var_suffix()
 _COUNTED = re.compile(r"_\d+$")
+_NO_BLOCK = core.ProgramDesc().block(0)
+"""What a recorded op's block attributes point at until a replay gives them the call's blocks:
+the recorded program's may be gone by then."""
 
 
 class LegacyTape:
@@ -119,6 +136,176 @@ def replay(tape: LegacyTape, inputs: List[Any]) -> Callable[[Hashable], Any]:
         for slot in desc.output_names():
             desc.set_output(slot, [names[name] for name in desc.output(slot)])
         block.ops.append(Operator(block, desc))
+    return values.__getitem__
+
+
+class LegacyCallTape:
+    """A whole call's blocks, ops and variables as recorded (`replay.Tape`).
+
+    `blocks`: per block the call made, in order, its parent and the block it is the backward
+    of, as the index of another of them, or None (the block being built; none). `variables`
+    and `ops`: where each is (a block's index, None for the block being built), the variable's
+    name and kind, the op's standalone desc with the block attributes it has (name, whether a
+    list, the indices). `derived`: the gradient names among the declared ones, with the name
+    each is of. `stopped`: which inputs the call made stop gradient.
+    """
+
+    __slots__ = ("inputs", "blocks", "variables", "ops", "derived", "stopped", "stacks", "_refs")
+
+    def __init__(self, inputs: Tuple[str, ...], stacks: frames.RecordedStacks) -> None:
+        self.inputs = inputs
+        self.blocks: List[Tuple[Optional[int], Optional[int]]] = []
+        self.variables: List[Tuple[Any, ...]] = []  # (where, name, type, dtype, shape, lod_level, stop_gradient, persistable)
+        self.ops: List[Tuple[Optional[int], Any, List[Tuple[str, bool, List[int]]]]] = []
+        self.derived: Dict[str, str] = {}
+        self.stopped: Tuple[int, ...] = ()
+        self.stacks = stacks
+        self._refs = frozenset(inputs)
+
+    def ref(self, value: Any) -> Optional[Hashable]:
+        name = value.name if isinstance(value, Variable) else None
+        return name if name in self._refs else None
+
+
+@contextlib.contextmanager
+def call_recording(inputs: List[Any]) -> Iterator[List[Optional[LegacyCallTape]]]:
+    """Around a whole call on the op's `inputs` (its pylayer op appended, its blocks made): the
+    list yielded holds its tape after it, or None."""
+    program = paddle.static.default_main_program()
+    block = program.current_block()
+    holder: List[Optional[LegacyCallTape]] = [None]
+    first_op, first_block, around = len(block.ops), program.num_blocks, _around(block)
+    vars_before, last_before = len(block.vars), next(reversed(block.vars), None)
+    stopped_before = [var.stop_gradient for var in inputs]
+    stacks = frames.RecordedStacks()
+    yield holder
+    tape = LegacyCallTape(tuple(var.name for var in inputs), stacks)
+    if _around(block) != around or program.num_blocks != len(program.blocks) or \
+            (vars_before and next(itertools.islice(block.vars, vars_before - 1, None), None) != last_before):
+        return
+    made = program.blocks[first_block:]
+    for new in made:
+        parent, forward = _made_index(new.parent_idx, block, first_block), _made_index(new.forward_block_idx, None, first_block)
+        if parent is _OUTSIDE or forward is _OUTSIDE:
+            return
+        tape.blocks.append((parent, forward))
+    places = [(None, block, list(itertools.islice(block.vars.values(), vars_before, None)), block.ops[first_op:])]
+    places += [(index, new, list(new.vars.values()), new.ops) for index, new in enumerate(made)]
+    declared = set()
+    for where, at, variables, _ in places:
+        if at.desc.op_size() != len(at.ops):
+            return
+        for var in variables:
+            if var.type not in (_DENSE, _SCOPES) or var.name in declared or var.name in tape._refs:
+                return
+            declared.add(var.name)
+            dense = var.type == _DENSE
+            tape.variables.append((where, var.name, var.type, var.dtype if dense else None,
+                                   tuple(var.shape) if dense else None, var.lod_level if dense else None,
+                                   var.stop_gradient, var.persistable))
+    known = tape._refs | declared
+    tape.derived = {name: name[:-len(_GRAD)] for name in declared if name.endswith(_GRAD) and name[:-len(_GRAD)] in known}
+    for where, _, _, ops in places:
+        for op in ops:
+            if not _recordable_op(tape, op, known, first_block, where):
+                return
+    tape._refs = known
+    tape.stopped = tuple(i for i, var in enumerate(inputs) if var.stop_gradient != stopped_before[i])
+    if any(not inputs[i].stop_gradient for i in tape.stopped):
+        return
+    holder[0] = tape
+
+
+_OUTSIDE = object()
+"""A block the call did not make, where a recorded call can refer only to the one being built."""
+
+
+def _made_index(index: int, building: Any, first_block: int) -> Any:
+    """Block `index` as a recorded call refers to it: the index among the blocks it made, None
+    for `building` (the block being built) or for no block (-1, when `building` is None),
+    else `_OUTSIDE`."""
+    if index >= first_block:
+        return index - first_block
+    if (building is None and index < 0) or (building is not None and index == building.idx):
+        return None
+    return _OUTSIDE
+
+
+def _recordable_op(tape: LegacyCallTape, op: Any, known: Any, first_block: int, where: Optional[int]) -> bool:
+    """Record `op` of the recorded call, if each variable it names is one the call takes or
+    declares (or the gradient of one) and each block it holds one the call made."""
+    for name in op.input_arg_names + op.output_arg_names:
+        if name not in known and not (name.endswith(_GRAD) and name[:-len(_GRAD)] in known):
+            return False
+    desc = core.OpDesc()
+    desc.copy_from(op.desc)
+    held = []
+    for name in op.attr_names:
+        kind = op.attr_type(name)
+        if kind not in (core.AttrType.BLOCK, core.AttrType.BLOCKS):
+            continue
+        listed = kind == core.AttrType.BLOCKS
+        ids = op._blocks_attr_ids(name) if listed else [op._block_attr_id(name)]
+        if any(index < first_block for index in ids):
+            return False
+        held.append((name, listed, [index - first_block for index in ids]))
+        if listed:
+            desc.set_blocks_attr(name, [_NO_BLOCK] * len(ids))
+        else:
+            desc.set_block_attr(name, _NO_BLOCK)
+    tape.ops.append((where, desc, held))
+    tape.stacks.add(op.attr(CALLSTACK_ATTR) if op.has_attr(CALLSTACK_ATTR) else [])
+    return True
+
+
+def replay_call(tape: LegacyCallTape, inputs: List[Any]) -> Callable[[Hashable], Any]:
+    """Append `tape`'s call on the op's `inputs` to the block being built (its blocks made
+    anew); what each ref of the tape is now."""
+    program = paddle.static.default_main_program()
+    block = program.current_block()
+    names: Dict[str, str] = {old: var.name for old, var in zip(tape.inputs, inputs)}
+    for _, name, *_ in tape.variables:
+        if name not in tape.derived:
+            names[name] = _fresh_name(block, name)
+
+    def renamed(name: str) -> str:
+        found = names.get(name)
+        if found is None:  # a gradient name: the recorded call's is of a name it declared or took
+            found = names[name] = renamed(name[:-len(_GRAD)]) + _GRAD
+        return found
+
+    building = program.current_block_idx
+    made: List[Any] = []
+    for parent, _ in tape.blocks:
+        made.append(program._create_block(block.idx if parent is None else made[parent].idx))
+    program.current_block_idx = building
+    for new, (_, forward) in zip(made, tape.blocks):
+        if forward is not None:
+            new._set_forward_block_idx(made[forward].idx)
+    values: Dict[Hashable, Any] = dict(zip(tape.inputs, inputs))
+    for where, name, kind, dtype, shape, lod_level, stop_gradient, persistable in tape.variables:
+        at = block if where is None else made[where]
+        shaped = {} if kind != _DENSE else {"dtype": dtype, "shape": shape, "lod_level": lod_level}
+        values[name] = at.create_var(name=renamed(name), type=kind, stop_gradient=stop_gradient,
+                                     persistable=persistable, **shaped)
+    for (where, recorded, held), stack in zip(tape.ops, tape.stacks.for_call()):
+        at = block if where is None else made[where]
+        desc = at.desc.append_op()
+        desc.copy_from(recorded)
+        if stack is not None:
+            desc._set_strs_attr(CALLSTACK_ATTR, stack)
+        for slot in desc.input_names():
+            desc.set_input(slot, [renamed(name) for name in desc.input(slot)])
+        for slot in desc.output_names():
+            desc.set_output(slot, [renamed(name) for name in desc.output(slot)])
+        for name, listed, indices in held:
+            if listed:
+                desc.set_blocks_attr(name, [made[index].desc for index in indices])
+            else:
+                desc.set_block_attr(name, made[indices[0]].desc)
+        at.ops.append(Operator(at, desc))
+    for index in tape.stopped:
+        inputs[index].stop_gradient = True
     return values.__getitem__
 
 
