@@ -317,6 +317,63 @@ def test_calls_that_differ_are_built_again(name, replays) -> None:
         assert len(SEEN) - seen == 2
 
 
+class ClippedScale(PyLayer):
+    """A tensor `if` in both bodies: control flow, blocks inside the op's blocks."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        if paddle.mean(x) > 0:
+            y = x * 2.0
+        else:
+            y = x * 0.5
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        (x,) = ctx.saved_tensor()
+        if paddle.mean(x) > 0:
+            grad = dy * 2.0
+        else:
+            grad = dy * 0.5
+        return grad
+
+
+def test_a_call_holding_control_flow_is_replayed_whole(replays, monkeypatch) -> None:
+    """Two calls alike whose bodies branch on a tensor, one for each branch: in the Program IR
+    the second is a copy of the first's whole call, the blocks inside its blocks included
+    (made anew, each op's blocks the copies'); PIR builds both (its tapes take no op holding
+    blocks). Built with replay off and on, the programs are the same op for op and compute
+    the same loss and gradient, eager's."""
+    batch = np.random.RandomState(1).standard_normal((2, 3)).astype("float32") + 0.5
+    built = []
+    for setting in ("0", "1"):
+        monkeypatch.setenv("P2S_REPLAY", setting)
+        with static_program() as (main, startup):
+            x = paddle.static.data("x", [2, 3], "float32")
+            x.stop_gradient = False
+            loss = paddle.add_n([paddle.sum(p2s.apply(ClippedScale, x * sign)) for sign in (1.0, -1.0)])
+            built.append((main, startup, [loss] + paddle.static.gradients([loss], [x])))
+    assert _kinds(replays) == ([] if harness.PIR else CALL)
+    (plain, startup, plain_fetch), (replayed, _, replayed_fetch) = built
+    assert _canonical(replayed) == _canonical(plain)
+    paddle.enable_static()
+    try:
+        exe = paddle.static.Executor(paddle.CPUPlace())
+        exe.run(startup)
+        want = exe.run(plain, feed={"x": batch}, fetch_list=plain_fetch)
+        have = exe.run(replayed, feed={"x": batch}, fetch_list=replayed_fetch)
+    finally:
+        paddle.disable_static()
+    for w, h in zip(want, have):
+        np.testing.assert_array_equal(h, w)
+    x = paddle.to_tensor(batch, stop_gradient=False)
+    loss = paddle.add_n([paddle.sum(ClippedScale.apply(x * sign)) for sign in (1.0, -1.0)])
+    loss.backward()
+    for got, expected in zip(have, [loss.numpy(), x.grad.numpy()]):
+        np.testing.assert_allclose(got, expected, rtol=1e-6)
+
+
 def test_a_call_replayed_from_another_line_names_its_own_lines(replays, monkeypatch) -> None:
     """The ops of a call replayed from another line carry that line's call stack: the program
     equals one built without replay op for op, `op_callstack` included."""

@@ -233,7 +233,8 @@ def _made_index(index: int, building: Any, first_block: int) -> Any:
 
 def _recordable_op(tape: LegacyCallTape, op: Any, known: Any, first_block: int, where: Optional[int]) -> bool:
     """Record `op` of the recorded call, if each variable it names is one the call takes or
-    declares (or the gradient of one) and each block it holds one the call made."""
+    declares (or the gradient of one), each block it holds one the call made, and no attribute
+    holds a variable's description (a replay would not rename it)."""
     for name in op.input_arg_names + op.output_arg_names:
         if name not in known and not (name.endswith(_GRAD) and name[:-len(_GRAD)] in known):
             return False
@@ -242,6 +243,8 @@ def _recordable_op(tape: LegacyCallTape, op: Any, known: Any, first_block: int, 
     held = []
     for name in op.attr_names:
         kind = op.attr_type(name)
+        if kind in (core.AttrType.VAR, core.AttrType.VARS):
+            return False
         if kind not in (core.AttrType.BLOCK, core.AttrType.BLOCKS):
             continue
         listed = kind == core.AttrType.BLOCKS
