@@ -32,8 +32,11 @@ Figures, all in this one process except the thread counts:
 - threads of the process after 3 training steps (/proc/self/task), each variant in a fresh
   child process at the smallest size, since threads accumulate over a process's life.
 
-The machine is shared and noisy, so each time is the best of N turns, the variants taking
-turns (their order rotated each round); a turn repeats its step for at least --turn seconds.
+The machine is shared and noisy, so each time is the fastest call of N turns, the variants
+taking turns (their order rotated each round); a turn repeats its step for at least --turn
+seconds. The fastest call, not a turn's mean: a step of a few hundred milliseconds makes two
+calls a turn, and one of them slowed by another process moved a mean by 10 % from run to run
+(2026-12-06: the same programs read 0.89–1.10× their twin's in four runs of an hour).
 Each table compares figures taken in the same moments of the same process.
 """
 import argparse
@@ -123,24 +126,25 @@ def backward_ops(fn: Any) -> int:
     return len(ran.backward_program.global_block().ops)
 
 
-def per_call(fn: Callable[[], Any], turn: float) -> float:
-    """Seconds per call of `fn`, calling it for at least `turn` seconds (at least once)."""
-    calls, start = 0, time.perf_counter()
+def fastest_call(fn: Callable[[], Any], turn: float) -> float:
+    """Seconds of the fastest call of `fn`, calling it for at least `turn` seconds (at least once)."""
+    fastest, start = float("inf"), time.perf_counter()
     while True:
+        before = time.perf_counter()
         fn()
-        calls += 1
-        elapsed = time.perf_counter() - start
-        if elapsed >= turn:
-            return elapsed / calls
+        after = time.perf_counter()
+        fastest = min(fastest, after - before)
+        if after - start >= turn:
+            return fastest
 
 
 def best_in_turns(fns: Dict[str, Callable[[], Any]], repeat: int, turn: float) -> Dict[str, float]:
-    """Best seconds per call of each fn, the fns taking turns, their order rotated each round."""
+    """Seconds of each fn's fastest call, the fns taking turns, their order rotated each round."""
     names = list(fns)
     best = {name: float("inf") for name in names}
     for r in range(repeat if names else 0):
         for name in names[r % len(names):] + names[:r % len(names)]:
-            best[name] = min(best[name], per_call(fns[name], turn))
+            best[name] = min(best[name], fastest_call(fns[name], turn))
     return best
 
 

@@ -44,6 +44,17 @@ def _kinds(replays):
     return [type(found).__name__ for found in replays]
 
 
+def _off_and_on(monkeypatch, build):
+    """`build()` in a static program with replay off, then on: each time (main, startup, what
+    `build` returned)."""
+    built = []
+    for setting in ("0", "1"):
+        monkeypatch.setenv("P2S_REPLAY", setting)
+        with static_program() as (main, startup):
+            built.append((main, startup, build()))
+    return built
+
+
 class _CountingRecordings(dict):
     """The runtime's recordings, listing each one a call replays (looked up while the op is
     set up, before any op is built: no frame of this file is on an op's call stack)."""
@@ -346,14 +357,14 @@ def test_a_call_holding_control_flow_is_replayed_whole(replays, monkeypatch) -> 
     blocks). Built with replay off and on, the programs are the same op for op and compute
     the same loss and gradient, eager's."""
     batch = np.random.RandomState(1).standard_normal((2, 3)).astype("float32") + 0.5
-    built = []
-    for setting in ("0", "1"):
-        monkeypatch.setenv("P2S_REPLAY", setting)
-        with static_program() as (main, startup):
-            x = paddle.static.data("x", [2, 3], "float32")
-            x.stop_gradient = False
-            loss = paddle.add_n([paddle.sum(p2s.apply(ClippedScale, x * sign)) for sign in (1.0, -1.0)])
-            built.append((main, startup, [loss] + paddle.static.gradients([loss], [x])))
+
+    def build():
+        x = paddle.static.data("x", [2, 3], "float32")
+        x.stop_gradient = False
+        loss = paddle.add_n([paddle.sum(p2s.apply(ClippedScale, x * sign)) for sign in (1.0, -1.0)])
+        return [loss] + paddle.static.gradients([loss], [x])
+
+    built = _off_and_on(monkeypatch, build)
     assert _kinds(replays) == ([] if harness.PIR else CALL)
     (plain, startup, plain_fetch), (replayed, _, replayed_fetch) = built
     assert _canonical(replayed) == _canonical(plain)
@@ -377,15 +388,14 @@ def test_a_call_holding_control_flow_is_replayed_whole(replays, monkeypatch) -> 
 def test_a_call_replayed_from_another_line_names_its_own_lines(replays, monkeypatch) -> None:
     """The ops of a call replayed from another line carry that line's call stack: the program
     equals one built without replay op for op, `op_callstack` included."""
-    built = []
-    for setting in ("0", "1"):
-        monkeypatch.setenv("P2S_REPLAY", setting)
-        with static_program() as (main, _):
-            x = paddle.static.data("x", [2, 3], "float32")
-            other = paddle.static.data("other", [2, 3], "float32")
-            x.stop_gradient = other.stop_gradient = False
-            _on_two_lines(x, other)
-        built.append((_canonical(main), _callstacks(main)))
+
+    def build():
+        x = paddle.static.data("x", [2, 3], "float32")
+        other = paddle.static.data("other", [2, 3], "float32")
+        x.stop_gradient = other.stop_gradient = False
+        _on_two_lines(x, other)
+
+    built = [(_canonical(main), _callstacks(main)) for main, _, _ in _off_and_on(monkeypatch, build)]
     assert _kinds(replays) == CALL
     assert built[1][0] == built[0][0]
     assert any("p2s.apply(Scale, other, 2.0)" in line for stack in built[1][1] for line in stack)
@@ -404,14 +414,13 @@ def test_a_call_recorded_under_to_static_names_a_static_programs_lines(replays, 
     x = paddle.ones([2, 3])
     x.stop_gradient = False
     paddle.jit.to_static(ScaleLayer(), full_graph=True)(x)
-    built = []
-    for setting in ("0", "1"):
-        monkeypatch.setenv("P2S_REPLAY", setting)
-        with static_program() as (main, _):
-            data = paddle.static.data("x", [2, 3], "float32")
-            data.stop_gradient = False
-            ScaleLayer()(data)
-        built.append(_callstacks(main))
+
+    def build():
+        data = paddle.static.data("x", [2, 3], "float32")
+        data.stop_gradient = False
+        ScaleLayer()(data)
+
+    built = [_callstacks(main) for main, _, _ in _off_and_on(monkeypatch, build)]
     assert _kinds(replays) == ([] if harness.PIR else BODIES)  # PIR's tapes are its program's
     assert built[1] == built[0]
 

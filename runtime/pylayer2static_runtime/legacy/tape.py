@@ -30,7 +30,7 @@ replayed. It is recorded on the same terms as a body, for every block the call m
 import contextlib
 import itertools
 import re
-from typing import Any, Callable, Dict, Hashable, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, FrozenSet, Hashable, Iterator, List, Optional, Tuple
 
 import paddle
 from paddle.base import core, framework, unique_name
@@ -146,8 +146,9 @@ class LegacyCallTape:
     of, as the index of another of them, or None (the block being built; none). `variables`
     and `ops`: where each is (a block's index, None for the block being built), the variable's
     name and kind, the op's standalone desc with the block attributes it has (name, whether a
-    list, the indices). `derived`: the gradient names among the declared ones, with the name
-    each is of. `stopped`: which inputs the call made stop gradient.
+    list, the indices). `derived`: the declared names that are the gradient name of another the
+    call declares or takes (renamed with it). `stopped`: which inputs the call made stop
+    gradient.
     """
 
     __slots__ = ("inputs", "blocks", "variables", "ops", "derived", "stopped", "stacks", "_refs")
@@ -157,7 +158,7 @@ class LegacyCallTape:
         self.blocks: List[Tuple[Optional[int], Optional[int]]] = []
         self.variables: List[Tuple[Any, ...]] = []  # (where, name, type, dtype, shape, lod_level, stop_gradient, persistable)
         self.ops: List[Tuple[Optional[int], Any, List[Tuple[str, bool, List[int]]]]] = []
-        self.derived: Dict[str, str] = {}
+        self.derived: FrozenSet[str] = frozenset()
         self.stopped: Tuple[int, ...] = ()
         self.stacks = stacks
         self._refs = frozenset(inputs)
@@ -204,7 +205,7 @@ def call_recording(inputs: List[Any]) -> Iterator[List[Optional[LegacyCallTape]]
                                    tuple(var.shape) if dense else None, var.lod_level if dense else None,
                                    var.stop_gradient, var.persistable))
     known = tape._refs | declared
-    tape.derived = {name: name[:-len(_GRAD)] for name in declared if name.endswith(_GRAD) and name[:-len(_GRAD)] in known}
+    tape.derived = frozenset(name for name in declared if name.endswith(_GRAD) and name[:-len(_GRAD)] in known)
     for where, _, _, ops in places:
         for op in ops:
             if not _recordable_op(tape, op, known, first_block, where):
