@@ -25,7 +25,10 @@ copies of all of it, its blocks made anew and every block attribute, variable an
 name (`<name>@GRAD` of a name the call declares or takes) renamed to its own: the op's
 structure (the copies into and out of its blocks, the renames of backward's gradients, the
 op itself through the framework's `append_op`) was most of building a call whose bodies were
-replayed. It is recorded on the same terms as a body, for every block the call made.
+replayed. A call is recorded when it is self-contained as a body must be, over every block it
+made: each variable its ops name one it takes or declares (or the gradient name of one), each
+block they hold one it made, nothing added outside them and the block being built, and its
+variables dense tensors or the op's step scopes.
 """
 import contextlib
 import itertools
