@@ -48,7 +48,8 @@ _DENSE = core.VarDesc.VarType.LOD_TENSOR
 _SCOPES = core.VarDesc.VarType.STEP_SCOPES  # the pylayer op's `Scope` output
 _GRAD = core.grad_var_suffix()
 _COUNTED = re.compile(r"_\d+$")
-_NO_BLOCK = core.ProgramDesc().block(0)
+_NO_PROGRAM = core.ProgramDesc()
+_NO_BLOCK = _NO_PROGRAM.block(0)  # a reference into `_NO_PROGRAM`, which the module keeps
 """What a recorded op's block attributes point at until a replay gives them the call's blocks:
 the recorded program's may be gone by then."""
 
