@@ -37,7 +37,6 @@ import os
 from typing import Any, Callable, Dict, Hashable, Iterator, List, NamedTuple, Optional, Protocol, Tuple
 
 from . import frames
-from .frames import RecordedStacks
 from .core import purity, scope, structure
 
 _KEPT = 1024
@@ -49,7 +48,7 @@ _recorded: Dict[Hashable, Any] = {}
 class Tape(Protocol):
     """The ops a body built, as the IR recorded them."""
 
-    stacks: RecordedStacks
+    stacks: frames.RecordedStacks
     """Its ops' call stacks (`restackable`: a replay from another stack can give each op that stack)."""
 
     def ref(self, value: Any) -> Optional[Hashable]:

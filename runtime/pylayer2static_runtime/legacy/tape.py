@@ -8,9 +8,9 @@ call's own, and wraps it as the framework does an op made from its description (
 base/framework.py `Operator.__init__` given a typed desc: no checks, no call stack taken).
 A body's ops carry the user's call stack: the user's frames down to the call
 (`frames.outer_callstack`), then the body's own. A replay from another line puts its own
-frames down to the call in place of the recorded ones (`frames.RecordedStacks`); a tape with an op whose stack does not
-begin so (one the runtime built outside the body) is `restackable` no more, and is replayed
-only from the same stack.
+frames down to the call in place of the recorded ones (`frames.RecordedStacks`); a tape with
+an op whose stack does not begin so (one the runtime built outside the body) is `restackable`
+no more, and is replayed only from the same stack.
 
 A body is recorded only when what it built is self-contained: ops in the block being built
 alone, no block made, no variable declared elsewhere (an in-place write declares its result
@@ -54,6 +54,12 @@ _NO_BLOCK = _NO_PROGRAM.block(0)  # a reference into `_NO_PROGRAM`, which the mo
 the recorded program's may be gone by then."""
 
 
+def _ref(tape: Any, value: Any) -> Optional[Hashable]:
+    """`replay.Tape.ref` of a legacy tape: a variable by its name, if the tape knows it."""
+    name = value.name if isinstance(value, Variable) else None
+    return name if name in tape._refs else None
+
+
 class LegacyTape:
     """A body's ops and variables as recorded (`replay.Tape`)."""
 
@@ -66,9 +72,7 @@ class LegacyTape:
         self.stacks = stacks
         self._refs = frozenset(inputs) | {variable[0] for variable in variables}
 
-    def ref(self, value: Any) -> Optional[Hashable]:
-        name = value.name if isinstance(value, Variable) else None
-        return name if name in self._refs else None
+    ref = _ref
 
 
 def environment() -> Hashable:
@@ -131,16 +135,24 @@ def replay(tape: LegacyTape, inputs: List[Any]) -> Callable[[Hashable], Any]:
         values[name] = block.create_var(name=fresh, type=_DENSE, dtype=dtype, shape=shape, lod_level=lod_level,
                                         stop_gradient=stop_gradient, persistable=persistable)
     for recorded, stack in zip(tape.ops, tape.stacks.for_call()):
-        desc = block.desc.append_op()
-        desc.copy_from(recorded)
-        if stack is not None:
-            desc._set_strs_attr(CALLSTACK_ATTR, stack)
-        for slot in desc.input_names():
-            desc.set_input(slot, [names[name] for name in desc.input(slot)])
-        for slot in desc.output_names():
-            desc.set_output(slot, [names[name] for name in desc.output(slot)])
-        block.ops.append(Operator(block, desc))
+        _append_copy(block, recorded, stack, names.__getitem__)
     return values.__getitem__
+
+
+def _append_copy(block: Any, recorded: Any, stack: Optional[List[str]], renamed: Callable[[str], str]) -> Any:
+    """Append a copy of the recorded desc to `block` with its variables `renamed` (and call
+    stack `stack`, if not None), wrapped as the framework does an op made from its desc
+    (paddle 2.6.2 `Operator.__init__` given a typed desc); the copy's desc."""
+    desc = block.desc.append_op()
+    desc.copy_from(recorded)
+    if stack is not None:
+        desc._set_strs_attr(CALLSTACK_ATTR, stack)
+    for slot in desc.input_names():
+        desc.set_input(slot, [renamed(name) for name in desc.input(slot)])
+    for slot in desc.output_names():
+        desc.set_output(slot, [renamed(name) for name in desc.output(slot)])
+    block.ops.append(Operator(block, desc))
+    return desc
 
 
 class LegacyCallTape:
@@ -167,9 +179,7 @@ class LegacyCallTape:
         self.stacks = stacks
         self._refs = frozenset(inputs)
 
-    def ref(self, value: Any) -> Optional[Hashable]:
-        name = value.name if isinstance(value, Variable) else None
-        return name if name in self._refs else None
+    ref = _ref
 
 
 @contextlib.contextmanager
@@ -297,21 +307,12 @@ def replay_call(tape: LegacyCallTape, inputs: List[Any]) -> Callable[[Hashable],
         values[name] = at.create_var(name=renamed(name), type=kind, stop_gradient=stop_gradient,
                                      persistable=persistable, **shaped)
     for (where, recorded, held), stack in zip(tape.ops, tape.stacks.for_call()):
-        at = block if where is None else made[where]
-        desc = at.desc.append_op()
-        desc.copy_from(recorded)
-        if stack is not None:
-            desc._set_strs_attr(CALLSTACK_ATTR, stack)
-        for slot in desc.input_names():
-            desc.set_input(slot, [renamed(name) for name in desc.input(slot)])
-        for slot in desc.output_names():
-            desc.set_output(slot, [renamed(name) for name in desc.output(slot)])
+        desc = _append_copy(block if where is None else made[where], recorded, stack, renamed)
         for name, listed, indices in held:
             if listed:
                 desc.set_blocks_attr(name, [made[index].desc for index in indices])
             else:
                 desc.set_block_attr(name, made[indices[0]].desc)
-        at.ops.append(Operator(at, desc))
     for index in tape.stopped:
         inputs[index].stop_gradient = True
     return values.__getitem__

@@ -22,9 +22,9 @@ import paddle
 from ..frames import RecordedStacks
 
 backward_tapes = False
-call_tapes = False  # backward is built when autodiff asks, after the op
 """A backward's ops are inlined as soon as autodiff has built them (`double_backward.py`), its
 tape with them: each backward is built by running it."""
+call_tapes = False  # backward is built when autodiff asks, after the op
 
 _program: List[Any] = [None, 0]
 """The program tapes are recorded in now, and their generation (`forget` starts another)."""
