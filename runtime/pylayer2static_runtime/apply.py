@@ -39,7 +39,7 @@ def register(cls: type) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     return decorator
 
 
-@sot.one_call_in_graph
+@sot.one_call_in_graph(lambda args: _layer_class(args[0]) if args else None)
 @paddle.jit.not_to_static
 def apply(layer: Any, *args: Any, **kwargs: Any) -> Any:
     """`layer.apply(*args, **kwargs)`, built as a `pylayer` op when a static graph is being built.
@@ -61,7 +61,7 @@ def applier(layer: Any) -> Callable[..., Any]:
     if not _is_pylayer(cls):
         return layer.apply
 
-    @sot.one_call_in_graph
+    @sot.one_call_in_graph(lambda args: cls)
     @paddle.jit.not_to_static
     @functools.wraps(cls.apply)
     def apply_layer(*args: Any, **kwargs: Any) -> Any:

@@ -55,6 +55,31 @@ def _class_attribute(self: Any, name: str) -> Any:
     return getattr(cls, name)
 
 
+_INITIALISING = "_p2s_initialising"
+
+
+def _class_attribute_write(self: Any, name: str, value: Any) -> None:
+    """`StaticPyLayer.__setattr__`: `Counted.calls += 1` in a converted body (a quantiser's
+    init-once flag, a call counter) writes the class, as in eager. `convert_load` makes a new
+    stand-in at every load of the name, so a write kept on the stand-in was lost at once: the
+    next read saw the class's old value. The framework's own `__init__` sets its attributes on
+    the stand-in, as does the runtime (`dyfunc_self`, its deferred-init marks)."""
+    cls = self.__dict__.get("dyfunc_self")
+    if cls is None or _INITIALISING in self.__dict__ or name in self.__dict__ or name.startswith("_p2s_"):
+        object.__setattr__(self, name, value)
+    else:
+        setattr(cls, name, value)
+
+
+def _class_attribute_delete(self: Any, name: str) -> None:
+    """`StaticPyLayer.__delattr__`: `del Counted.cache` in a converted body deletes the class's."""
+    cls = self.__dict__.get("dyfunc_self")
+    if cls is None or name in self.__dict__:
+        object.__delattr__(self, name)
+    else:
+        delattr(cls, name)
+
+
 def _names(code: types.CodeType, into: Set[str]) -> Set[str]:
     into.update(code.co_names)
     for const in code.co_consts:
@@ -142,10 +167,13 @@ def _run_pending_init(self: Any) -> None:
     init = self.__dict__.pop(_PENDING_INIT, None)
     if init is None:
         return
+    self.__dict__[_INITIALISING] = True
     try:
         init(self, self.__dict__["dyfunc_self"])
     except Exception as exc:  # noqa: BLE001 - kept and raised by the wrapper's `apply`
         self.__dict__[_CONVERSION_ERROR] = exc
+    finally:
+        del self.__dict__[_INITIALISING]
 
 
 def _deferred_apply(apply: Callable[..., Any]) -> Callable[..., Any]:
@@ -240,12 +268,12 @@ def _wrap_program_builds() -> None:
 
 
 def install() -> None:
-    """Make the framework's `StaticPyLayer` wrapper read the class's other attributes, serve
+    """Make the framework's `StaticPyLayer` wrapper read and write the class's other attributes, serve
     as a base class and convert forward and backward only when used, dy2static's converted
     functions keep Python's private-name mangling, (paddle 3.0, 3.1) keyword-only defaults
     and assignments to an attribute named `shape`, a failed build forget the records it
     left, a build install the in-place APIs' followers once, and a body's calls of what is
-    not converted be screened once."""
+    not converted be screened once (a lambda it calls runs as it is)."""
     from paddle.jit.dy2static import convert_call_func
     from paddle.jit.dy2static.program_translator import FunctionCache
     from paddle.jit.dy2static.py_layer import StaticPyLayer
@@ -255,6 +283,10 @@ def install() -> None:
                   _targets_as_written)
 
     patch.install("dy2static.StaticPyLayer.__getattr__", StaticPyLayer, "__getattr__", lambda absent: _class_attribute)
+    patch.install("dy2static.StaticPyLayer.__setattr__", StaticPyLayer, "__setattr__",
+                  lambda absent: _class_attribute_write)
+    patch.install("dy2static.StaticPyLayer.__delattr__", StaticPyLayer, "__delattr__",
+                  lambda absent: _class_attribute_delete)
     patch.install("dy2static.StaticPyLayer.__init__", StaticPyLayer, "__init__", _deferred_init)
     patch.install("dy2static.StaticPyLayer.apply", StaticPyLayer, "apply", _deferred_apply)
     patch.install("dy2static.StaticPyLayer.__mro_entries__", StaticPyLayer, "__mro_entries__", lambda absent: _as_base)
@@ -275,6 +307,15 @@ def _unconverted_identity(func: Any) -> Any:
     return None
 
 
+def _is_lambda(func: Any) -> bool:
+    """Whether `func` is a lambda: a library's method patched onto `paddle.Tensor` as one
+    (`paddle.Tensor.split_new = lambda x, size, axis=-1: ...`, PaddleNLP/ERNIE style). dy2static
+    reads a function's source to convert it, and a lambda's is the line around it (an
+    assignment): `attach_origin_info` failed with IndexError in a body that called one. A lambda
+    holds one expression and no statement to convert: it runs as it is, as in eager."""
+    return isinstance(func, types.FunctionType) and func.__code__.co_name == "<lambda>"
+
+
 def _remembering_unsupported(is_unsupported: Callable[[Any], bool]) -> Callable[[Any], bool]:
     # identity -> (the object, kept alive so that its id is never another's; the answer's key)
     unsupported: Dict[Tuple[bool, int], Any] = {}
@@ -284,6 +325,8 @@ def _remembering_unsupported(is_unsupported: Callable[[Any], bool]) -> Callable[
         identity = _unconverted_identity(func) if scope.current().body is not None else None
         if identity is None:
             return is_unsupported(func)
+        if _is_lambda(identity):
+            return True
         key = (isinstance(func, types.MethodType), id(identity))
         if key in unsupported:
             return True

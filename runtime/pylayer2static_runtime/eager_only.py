@@ -15,8 +15,9 @@
   AttributeError naming `paddle.base.libpaddle.pir.Value` or `Variable` before. Where the
   framework can express it, it runs as eager: `x._share_buffer_to(y)` as an assign of `x`
   into `y` (followed as the in-place write it is, inplace.py), and a method a library
-  patched onto `paddle.Tensor` at import, written in Python over Tensor ops, is bound to
-  the static value as it is to eager tensors. Else refused at the user's line with what to
+  patched onto `paddle.Tensor` at import, written in Python over Tensor ops (a function, a
+  lambda, a `functools.partialmethod`, a `functools.partial`), is bound to the static value as
+  it is to eager tensors (a lambda runs as it is, `dy2static._is_lambda`). Else refused at the user's line with what to
   do: an eager tensor's own attribute, or a numpy array's (`x.numpy().tobytes()` in a
   function forward calls: dy2static deletes the `.numpy()` calls of the functions it
   converts, ifelse_transformer.py `IfElseTransformer.visit_Call`, so the array is the static
@@ -26,6 +27,7 @@
 """
 import contextlib
 import functools
+import inspect
 import types
 from typing import Any, Callable, Iterator, Optional
 
@@ -102,6 +104,11 @@ def _missing_attribute(tensor: type) -> Callable[[Any, str], Any]:
             return functools.partial(_share_buffer_to, self)
         if written_by_user(eager):
             return types.MethodType(eager, self)
+        patched = inspect.getattr_static(tensor, name, None)
+        if isinstance(patched, functools.partialmethod):  # patched on as one: bound as eager binds it
+            return patched.__get__(self, type(self))
+        if isinstance(patched, functools.partial):  # no descriptor: eager's attribute is the partial itself
+            return patched
         if eager is not None:
             what = (f"reads .{name} of a tensor, which eager tensors have and the values of a static graph "
                     "lack; express it with paddle ops, or compute it outside the PyLayer and pass it to apply")

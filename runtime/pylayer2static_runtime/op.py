@@ -31,7 +31,7 @@ import functools
 import inspect
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
-from . import body, context, inplace, replay
+from . import body, context, inplace, replay, sot
 from .adapter import IrAdapter, adapter_for_program
 from .convert import static_function
 from .core import scope, structure
@@ -75,6 +75,8 @@ class PyLayerOp:
     def build(self, forward: Callable[..., Any], backward: Callable[..., Any]) -> Any:
         """Append the op to the program being built; return forward's outputs."""
         current = scope.current()
+        if current.sot_recording:
+            sot.check_repeatable(self.cls)
         adapter = adapter_for_program(inside_backward=current.backward_depth > 0)
         ctx = context.StaticContext(adapter.is_tensor)
         if current.backward_depth and not current.backward_mode:

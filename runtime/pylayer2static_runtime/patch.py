@@ -95,6 +95,12 @@ PATCHES: Dict[str, Patch] = {
     "dy2static.StaticPyLayer.__getattr__": Patch(
         "paddle.jit.dy2static.py_layer.StaticPyLayer.__getattr__", "dy2static.py", "process",
         f"{_BOTH} python/paddle/jit/dy2static/py_layer.py, convert_operators.py `convert_load`"),
+    "dy2static.StaticPyLayer.__setattr__": Patch(
+        "paddle.jit.dy2static.py_layer.StaticPyLayer.__setattr__", "dy2static.py", "process",
+        f"{_BOTH} python/paddle/jit/dy2static/py_layer.py, convert_operators.py `convert_load`"),
+    "dy2static.StaticPyLayer.__delattr__": Patch(
+        "paddle.jit.dy2static.py_layer.StaticPyLayer.__delattr__", "dy2static.py", "process",
+        f"{_BOTH} python/paddle/jit/dy2static/py_layer.py, convert_operators.py `convert_load`"),
     "dy2static.StaticPyLayer.__init__": Patch(
         "paddle.jit.dy2static.py_layer.StaticPyLayer.__init__", "dy2static.py", "process",
         f"{_BOTH} python/paddle/jit/dy2static/py_layer.py"),
@@ -117,6 +123,10 @@ PATCHES: Dict[str, Patch] = {
     "sot.PartialVariable.guard": Patch(
         "paddle.jit.sot.opcode_translator.executor.variables.callable.PartialVariable.make_stringified_guard",
         "sot.py", "process", "paddle 3.3.1 python/paddle/jit/sot/opcode_translator/executor/guard.py"),
+    "sot.InferMetaCache.key_fn": Patch(
+        "paddle.jit.sot.infer_meta.InferMetaCache.key_fn", "sot.py", "process",
+        "paddle 3.3.1 python/paddle/jit/sot/infer_meta.py, utils/utils.py `Cache`, "
+        "opcode_translator/executor/side_effects.py"),
     "pir.hooks.PartialProgramLayer._append_backward": Patch(
         "paddle.jit.dy2static.pir_partial_program.PartialProgramLayer._append_backward", "pir/hooks.py", "process",
         "paddle 3.3.1 python/paddle/jit/dy2static/pir_partial_program.py (`_append_backward_desc` in 3.0.0)"),

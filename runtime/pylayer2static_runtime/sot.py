@@ -29,7 +29,18 @@ The runtime does so when
   over the saved parameter finds no path to what the re-run forward computed: a gradient is
   lost, or the build fails;
 - building it raises (a user's error in forward, a contract violation): eagerly, the call then
-  raises the user's own exception from the user's own line, as it did before.
+  raises the user's own exception from the user's own line, as it did before;
+- forward (or a PyLayer applied inside it) writes Python state (`core/writes.py`: a counter on
+  its class, a list of logged calls, a module's dict): SOT runs a recorded call while it infers
+  its meta and again as it compiles its graph, and reuses the meta of a call alike without
+  running it, so the effect would happen twice, or not at all, per call. Eagerly it happens
+  once, in call order, as in eager (`check_repeatable`);
+- forward reads Python state that may change (`core/purity.py` cannot list what it reads: a
+  module's dict, a class's attribute, a layer) while SOT holds writes of the model's own code it
+  has not made yet (its side-effect record, 3.3.1 opcode_translator/executor/side_effects.py,
+  applied only when its graph has run): the body would read the old value. Such a call is
+  never served from SOT's cache of inferred metas (3.3.1 infer_meta.py `InferMetaCache`), so the
+  check is made at every call (`_uncached_meta`).
 
 SOT guards the values a recorded call, or a break at it, depends on, and 3.3.1 guards a bound
 method and a `functools.partial` by their repr (`VariableBase.make_stringified_guard`, used by
@@ -57,12 +68,12 @@ then runs natively, its PyLayer calls eagerly.
 import functools
 import os
 import types
-from typing import Any, Callable, List
+from typing import Any, Callable, List, Tuple
 
 import paddle
 
 from . import framework, patch
-from .core import scope
+from .core import purity, scope, writes
 
 BREAK_PREFIX = "pylayer2static: "
 
@@ -105,6 +116,70 @@ def _break_request(reason: str) -> Exception:
     return BreakGraphError(DygraphInconsistentWithStaticBreak(BREAK_PREFIX + reason))
 
 
+def _break_error() -> type:
+    from paddle.jit.sot.utils.exceptions import BreakGraphError
+
+    return BreakGraphError
+
+
+def _pending_side_effects() -> bool:
+    """Whether SOT, simulating the user's code, holds writes to Python objects it has not made
+    yet (3.3.1 opcode_translator/executor/side_effects.py `SideEffects`: the variables it
+    mutated, by proxy or by attribute; each executor on its call stack has its graph's).
+    Unknown (a release without these internals): True."""
+    try:
+        from paddle.jit.sot.opcode_translator.executor.opcode_executor import OpcodeExecutorBase
+    except ImportError:
+        return True
+    for executor in OpcodeExecutorBase.call_stack:
+        effects = getattr(getattr(executor, "_graph", None), "side_effects", None)
+        if effects is None:
+            return True
+        if effects.proxy_variables or effects.mutable_variables:
+            return True
+    return False
+
+
+def _reads_changing_state(cls: type) -> bool:
+    """Whether forward reads Python state that may change between calls (what `purity.reads`
+    cannot list: it is refused from replay for the same reason)."""
+    return purity.reads(cls.forward) is None
+
+
+def check_repeatable(cls: type) -> None:
+    """While SOT infers a call's meta: SOT's break request when building the call inside its
+    graph would not give eager's Python state (the module docstring says when)."""
+    write = writes.first_write(cls.forward)
+    if write is not None:
+        raise _break_request(
+            f"forward of {cls.__qualname__} writes Python state ({write}); SOT runs a call it "
+            "records more than once while it builds its graph, or not at all: the call runs eagerly, "
+            "its effects once per call, as in eager"
+        )
+    if _reads_changing_state(cls) and _pending_side_effects():
+        raise _break_request(
+            f"forward of {cls.__qualname__} reads Python state that may change, and SOT holds "
+            "writes of the model's code it has not made yet: the call runs eagerly, after them, "
+            "as in eager"
+        )
+
+
+def _uncached_meta(key_fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`InferMetaCache.key_fn`, giving a call of the runtime's entry points whose forward reads
+    changing state a key that is never served from the cache (unhashable: SOT's `Cache` then
+    infers the meta again), so `check_repeatable` runs at that call."""
+
+    @functools.wraps(key_fn)
+    def key(self: Any, func: Any, *args: Any, **kwargs: Any) -> Any:
+        layer_of = getattr(func, _LAYER_OF, None)
+        cls = layer_of(args) if layer_of is not None else None
+        if isinstance(cls, type) and issubclass(cls, paddle.autograd.PyLayer) and _reads_changing_state(cls):
+            return [func]
+        return key_fn(self, func, *args, **kwargs)
+
+    return key
+
+
 def _build_for_sot(fn: Callable[..., Any], args: Any, kwargs: Any) -> Any:
     """`fn(*args, **kwargs)` while SOT infers the call's meta, or SOT's break request when the
     call cannot be one call of its graph (the module docstring says when, and why)."""
@@ -120,6 +195,8 @@ def _build_for_sot(fn: Callable[..., Any], args: Any, kwargs: Any) -> Any:
         # A PyLayer applied inside the call is part of it, not a call of SOT's graph.
         with scope.entered(sot_recording=True), patch.swapped("sot.parameter_recorder.get", recorder, "get", get):
             out = fn(*args, **kwargs)
+    except _break_error():
+        raise
     except Exception as exc:  # noqa: BLE001 - turned into a break: eager raises it again
         raise _break_request(
             f"building the call raised {type(exc).__name__}: {exc}; the call runs eagerly"
@@ -168,6 +245,7 @@ def _install_guards() -> None:
     docstring says why): the method's (above); the partial's, SOT's own guard of an object
     (3.3.1 opcode_translator/executor/guard.py `object_equal_stringified_guard`, as for a
     function: equal to the partial the graph was built with, which it keeps)."""
+    from paddle.jit.sot.infer_meta import InferMetaCache
     from paddle.jit.sot.opcode_translator.executor.guard import check_guard, object_equal_stringified_guard
     from paddle.jit.sot.opcode_translator.executor.variables.callable import MethodVariable, PartialVariable
 
@@ -175,11 +253,26 @@ def _install_guards() -> None:
                   lambda guard: check_guard(_method_guard))
     patch.install("sot.PartialVariable.guard", PartialVariable, "make_stringified_guard",
                   lambda guard: _delegating(object_equal_stringified_guard))
+    patch.install("sot.InferMetaCache.key_fn", InferMetaCache, "key_fn", _uncached_meta)
 
 
-def one_call_in_graph(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Mark the entry point `fn` so SOT records each call of it as one call in its graph
-    where the release can, and keeps unsound ones out; elsewhere SOT breaks the graph at it."""
+_LAYER_OF = "_p2s_layer_of"
+
+
+def one_call_in_graph(layer_of: Callable[[Tuple[Any, ...]], Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Mark an entry point so SOT records each call of it as one call in its graph where the
+    release can, and keeps unsound ones out; elsewhere SOT breaks the graph at it.
+    `layer_of`: the PyLayer class (or what stands for it) a call's positional arguments apply."""
+
+    def marked(fn: Callable[..., Any]) -> Callable[..., Any]:
+        recorded = _one_call_in_graph(fn)
+        setattr(recorded, _LAYER_OF, layer_of)
+        return recorded
+
+    return marked
+
+
+def _one_call_in_graph(fn: Callable[..., Any]) -> Callable[..., Any]:
     unified = framework.sot_unified_marker()
     if unified is None:
         force_dynamic = framework.sot_force_dynamic()
@@ -204,7 +297,8 @@ def one_call_in_graph(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def install() -> None:
     """Have SOT run the runtime's frames natively and, where it records PyLayer calls, give it
-    guards it can compile for the arguments they take (`_install_guards`)."""
+    guards it can compile for the arguments they take (`_install_guards`) and infer again the
+    meta of a call whose forward reads changing state (`_uncached_meta`)."""
     skip_runtime_files()
     if framework.sot_unified_marker() is not None:
         _install_guards()
