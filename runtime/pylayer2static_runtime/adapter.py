@@ -26,6 +26,10 @@ class IrAdapter(Protocol):
     def grad_enabled(self) -> bool:
         """Whether the op is built where gradients are recorded."""
 
+    def fed(self, value: Any) -> bool:
+        """Whether `value` is fed to the program (a `data` op's, or the legacy IR's data
+        variable): under to_static, the caller's eager tensor, whose flags the program cannot set."""
+
     def same(self, a: Any, b: Any) -> bool:
         """Whether two tensors are one."""
 

@@ -188,6 +188,13 @@ def body_rules(cls: type, method: str, adapter: IrAdapter, foreign: List[Any]) -
     adapter.rewrite_callstacks(lambda callstack: frames.user_callstack(callstack, cls, method))
 
 
+def in_to_static() -> bool:
+    """Whether the program is built by to_static (AST or SOT), not by the user's static code."""
+    from paddle.base.dygraph.base import in_to_static_mode
+
+    return scope.current().sot_recording or in_to_static_mode()
+
+
 def cast(value: Any, dtype: Any) -> Any:
     return paddle.cast(value, dtype)
 

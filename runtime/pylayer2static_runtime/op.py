@@ -118,7 +118,8 @@ class _Build:
         flat = flat_slots(self.arguments, adapter.is_tensor)
         self.inputs = _Inputs(flat, adapter.op_inputs(flat.tensors()))
         self.outputs: Optional[_Outputs] = None
-        self.needs_grad = False  # set by `op` before forward is built
+        self.needs_grad = False  # set by `op` before forward is built (and by it: `_flipped_inputs`)
+        self.grad_enabled = False  # set by `op`
         self.key: Optional[replay.CallKey] = None  # set by `op`: which calls are alike
         self.recorded: Optional[replay.Recorded] = None  # the forward replayed, if any
         self.recording: Optional[replay.Recording] = None  # this call's forward, if it is recorded
@@ -128,6 +129,7 @@ class _Build:
         # Inside a forward, the mode is forward's (off unless it turns it on), as in eager.
         forward_mode = scope.current().forward_mode
         grad_enabled = self.adapter.grad_enabled() if forward_mode is None else forward_mode
+        self.grad_enabled = grad_enabled
         needs_grad = grad_enabled and any(
             not self.inputs.values[i].stop_gradient for slot in self.inputs.flat.slots for i in slot.tensors
         )
@@ -161,7 +163,7 @@ class _Build:
         if call_recording is not None and context.recorded(self.ctx) is not None:
             outputs = self._forward_result()
             call_recording.call(outputs.out, outs, outputs.carried_stop_gradient)
-        return self._returned(outs, needs_grad)
+        return self._returned(outs, self.needs_grad)
 
     def _replayed_call(self, whole: replay.RecordedCall, needs_grad: bool) -> Any:
         """The whole op as the recording's, on the op's inputs; forward's result."""
@@ -181,10 +183,12 @@ class _Build:
             return self._replayed_forward(list(tensors))
         arguments = structure.pack_as(self.layout.arguments, self.inputs.flat.with_tensors(list(tensors)))
         args, kwargs = self.layout.forward_call(list(arguments))
+        stopped = [value.stop_gradient for value in tensors]
         with self._taped(self.recording, list(tensors)), body.converted_code_semantics(), \
                 body.body_rules(self.cls, "forward", self.adapter, list(tensors)), body.eager_forward_grad_mode(self.adapter):
             out = structure.map_leaves(inplace.latest, self.forward(self.ctx, *args, **kwargs))
             carried = [inplace.latest(value) for value in context.carried_leaves(self.state)]
+        self._flipped_inputs([i for i, value in enumerate(tensors) if stopped[i] and not value.stop_gradient])
         flat = flat_slots(result_items(out), self.adapter.is_tensor)
         if not flat.slots:
             raise contract_error(
@@ -199,6 +203,36 @@ class _Build:
         self.adapter.unmark_forward()
         self.adapter.save(carried)
         return flat.tensors()
+
+    def _flipped_inputs(self, flipped: List[int]) -> None:
+        """Inputs forward set `stop_gradient = False` on (ERNIE's FusedUnpermutation on its
+        tokens): in eager forward gets the caller's tensor itself, which then needs a gradient
+        and gets it through the op, as its slot is read after forward. So the caller's value
+        and the op's input need one too. Under to_static a tensor the caller fed to the program
+        is an eager tensor whose flag the cached program cannot set at each call: refused. SOT,
+        which simulates the caller's code with the flag it read before, runs the call eagerly."""
+        if not flipped:
+            return
+        if scope.current().sot_recording:
+            # SOT simulates the caller's code with the flag it read before the call.
+            raise sot.break_request(f"forward of {self.cls.__qualname__} sets stop_gradient = False on an "
+                                    "input: the call runs eagerly, as in eager")
+        callers = self.inputs.flat.tensors()
+        fed = [i for i in flipped if self.adapter.fed(callers[i])]
+        if fed and body.in_to_static():
+            slot = next(s for s in self.inputs.flat.slots if fed[0] in s.tensors)
+            raise contract_error(
+                self.cls,
+                f"forward sets stop_gradient = False on {self._label(slot)}, a tensor the caller passed "
+                "to the to_static function with stop_gradient True; eager then gives that tensor a "
+                "gradient, which a program built once cannot do at each call: set stop_gradient = False "
+                "on it before calling the model",
+                "forward",
+            )
+        for i in flipped:
+            callers[i].stop_gradient = False
+            self.inputs.values[i].stop_gradient = False
+        self.needs_grad = self.grad_enabled
 
     def _replayed_forward(self, tensors: List[Any]) -> List[Any]:
         """forward's sub-block as the recording's, on the op's inputs `tensors`."""

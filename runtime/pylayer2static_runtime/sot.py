@@ -107,7 +107,7 @@ def _in_sot_infer_meta() -> bool:
     return paddle.static.default_main_program() is VariableCreator().main_program
 
 
-def _break_request(reason: str) -> Exception:
+def break_request(reason: str) -> Exception:
     """SOT's request to break the graph at the call being recorded (paddle 3.3.1
     jit/sot/utils/exceptions.py: `BreakGraphError` takes a `BreakGraphReasonBase`, and files
     it with SOT's break-reason collector)."""
@@ -124,18 +124,16 @@ def _break_error() -> type:
 
 def _pending_side_effects() -> bool:
     """Whether SOT, simulating the user's code, holds writes to Python objects it has not made
-    yet (3.3.1 opcode_translator/executor/side_effects.py `SideEffects`: the variables it
-    mutated, by proxy or by attribute; each executor on its call stack has its graph's).
-    Unknown (a release without these internals): True."""
-    try:
-        from paddle.jit.sot.opcode_translator.executor.opcode_executor import OpcodeExecutorBase
-    except ImportError:
-        return True
+    yet (3.3.1 opcode_translator/executor/side_effects.py `SideEffects`: the containers and
+    objects it mutated through their proxies; each executor on its call stack has its graph's;
+    `framework.sot_unified_marker` checked they exist). Unknown for an executor: True."""
+    from paddle.jit.sot.opcode_translator.executor.opcode_executor import OpcodeExecutorBase
+
     for executor in OpcodeExecutorBase.call_stack:
         effects = getattr(getattr(executor, "_graph", None), "side_effects", None)
         if effects is None:
             return True
-        if effects.proxy_variables or effects.mutable_variables:
+        if effects.proxy_variables:  # its `mutable_variables` are tensors' metas, no Python state
             return True
     return False
 
@@ -151,13 +149,13 @@ def check_repeatable(cls: type) -> None:
     graph would not give eager's Python state (the module docstring says when)."""
     write = writes.first_write(cls.forward)
     if write is not None:
-        raise _break_request(
+        raise break_request(
             f"forward of {cls.__qualname__} writes Python state ({write}); SOT runs a call it "
             "records more than once while it builds its graph, or not at all: the call runs eagerly, "
             "its effects once per call, as in eager"
         )
     if _reads_changing_state(cls) and _pending_side_effects():
-        raise _break_request(
+        raise break_request(
             f"forward of {cls.__qualname__} reads Python state that may change, and SOT holds "
             "writes of the model's code it has not made yet: the call runs eagerly, after them, "
             "as in eager"
@@ -198,11 +196,11 @@ def _build_for_sot(fn: Callable[..., Any], args: Any, kwargs: Any) -> Any:
     except _break_error():
         raise
     except Exception as exc:  # noqa: BLE001 - turned into a break: eager raises it again
-        raise _break_request(
+        raise break_request(
             f"building the call raised {type(exc).__name__}: {exc}; the call runs eagerly"
         ) from exc
     if read:
-        raise _break_request(
+        raise break_request(
             f"forward reads {', '.join(sorted(set(read)))} directly, not through its arguments; "
             "in SOT's graph that tensor would be two values (SOT's input and a program "
             "parameter): the call runs eagerly"

@@ -45,6 +45,10 @@ class LegacyAdapter:
         return isinstance(value, Variable)
 
     @staticmethod
+    def fed(value: Any) -> bool:
+        return bool(getattr(value, "is_data", False))
+
+    @staticmethod
     def same(a: Any, b: Any) -> bool:
         return a is b
 

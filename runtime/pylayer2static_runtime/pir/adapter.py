@@ -35,6 +35,11 @@ class PirAdapter:
         return isinstance(value, paddle.pir.Value)
 
     @staticmethod
+    def fed(value: Any) -> bool:
+        producer = value.get_defining_op()
+        return producer is not None and producer.name() == "pd_op.data"
+
+    @staticmethod
     def viewed(value: Any) -> bool:
         """Whether `value` is a view or has one, as paddle 3.3.1's in-place API wrapper asks
         of the value it writes under to_static (utils/inplace_utils.py `check_view_value`:
