@@ -34,7 +34,7 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 UNIT_WRAP = $(if $(filter %/test_transpile,$@),-Wl$(comma)--wrap=p2s_plan_build)
 
 .DELETE_ON_ERROR:
-.PHONY: all deps venv check unit golden cli e2e e2e-dist e2e-dist-doc onnx onnx-doc onnx-tools lsp-test conformance stress demo bench bench-doc bench-instructions bench-doc-twins-rows install clean wheel wheel-test matrix matrix-check
+.PHONY: all deps venv check unit golden cli e2e mutations e2e-dist e2e-dist-doc onnx onnx-doc onnx-tools lsp-test conformance stress demo bench bench-doc bench-instructions bench-doc-twins-rows install clean wheel wheel-test matrix matrix-check
 
 all: $(BIN)
 
@@ -90,6 +90,9 @@ cli: $(BIN)
 	sh tests/cli/run.sh $(BIN)
 e2e: $(BIN) venv
 	sh tests/e2e/run.sh $(BIN)
+# Each fix for Python state in bodies broken in turn: its tests must fail (docs/DESIGN.md).
+mutations: $(BIN) venv
+	sh tests/e2e/mutate_python_state.sh $(BIN)
 # Distributed training: tests/dist under `paddle.distributed.launch --nproc_per_node 2` (CPU,
 # gloo) on both venvs, and docs/SUPPORT.md's distributed table checked; e2e-dist-doc rewrites it.
 e2e-dist: $(BIN) venv

@@ -214,7 +214,6 @@ class _Build:
         if not flipped:
             return
         if scope.current().sot_recording:
-            # SOT simulates the caller's code with the flag it read before the call.
             raise sot.break_request(f"forward of {self.cls.__qualname__} sets stop_gradient = False on an "
                                     "input: the call runs eagerly, as in eager")
         callers = self.inputs.flat.tensors()

@@ -243,7 +243,6 @@ def _install_guards() -> None:
     docstring says why): the method's (above); the partial's, SOT's own guard of an object
     (3.3.1 opcode_translator/executor/guard.py `object_equal_stringified_guard`, as for a
     function: equal to the partial the graph was built with, which it keeps)."""
-    from paddle.jit.sot.infer_meta import InferMetaCache
     from paddle.jit.sot.opcode_translator.executor.guard import check_guard, object_equal_stringified_guard
     from paddle.jit.sot.opcode_translator.executor.variables.callable import MethodVariable, PartialVariable
 
@@ -251,7 +250,6 @@ def _install_guards() -> None:
                   lambda guard: check_guard(_method_guard))
     patch.install("sot.PartialVariable.guard", PartialVariable, "make_stringified_guard",
                   lambda guard: _delegating(object_equal_stringified_guard))
-    patch.install("sot.InferMetaCache.key_fn", InferMetaCache, "key_fn", _uncached_meta)
 
 
 _LAYER_OF = "_p2s_layer_of"
@@ -299,4 +297,7 @@ def install() -> None:
     meta of a call whose forward reads changing state (`_uncached_meta`)."""
     skip_runtime_files()
     if framework.sot_unified_marker() is not None:
+        from paddle.jit.sot.infer_meta import InferMetaCache
+
         _install_guards()
+        patch.install("sot.InferMetaCache.key_fn", InferMetaCache, "key_fn", _uncached_meta)

@@ -658,7 +658,17 @@ case links to its test.
   `real_mix_recompute_block`) or when building it raises (the eager call then raises the
   user's own error). On 2.6.2, which has no marker, SOT breaks the graph cleanly at each
   PyLayer call and runs it eagerly, as before. Either way every case equals eager
-  (`tests/e2e/test_sot_capture.py` counts the breaks and the eager calls of each).
+  (`tests/e2e/test_sot_capture.py` counts the breaks and the eager calls of each). Also kept
+  out of the graph, and run eagerly once per call as in eager: a call whose forward writes
+  Python state (a counter, a list, a dict item, a class attribute: `decorator_forms` and
+  `decorators` log their calls), sets `stop_gradient = False` on an input, or reads state that
+  may change while SOT holds writes of the model's own code it has not made yet
+  (`real_sequence_parallel`: SOT's record of them is read as a whole); SOT would otherwise run
+  such a forward twice, or not at all, per call, or let it read the old value (section "Python
+  state in forward and backward" below). paddle 2.6.2's SOT loses a gradient across a graph
+  break inside one expression (`f(h) + f(h * 2) + f(h * 3)`, each `f` breaking the graph: the
+  last term's gradient does not reach `h`), whatever breaks it, PyLayer or not; there every
+  PyLayer call breaks the graph, so write such calls one a statement on 2.6.2.
 """
 
 SECTION = "features"
