@@ -188,6 +188,11 @@ def body_rules(cls: type, method: str, adapter: IrAdapter, foreign: List[Any]) -
     adapter.rewrite_callstacks(lambda callstack: frames.user_callstack(callstack, cls, method))
 
 
+def is_eager_tensor(value: Any) -> bool:
+    """Whether `value` is an eager tensor (a layer's parameter passed to apply under to_static)."""
+    return isinstance(value, paddle.Tensor)
+
+
 def in_to_static() -> bool:
     """Whether the program is built by to_static (AST or SOT), not by the user's static code."""
     from paddle.base.dygraph.base import in_to_static_mode

@@ -66,7 +66,7 @@ def converts_closures() -> bool:
 def sot_unified_marker() -> Optional[Callable[..., Any]]:
     """`paddle.jit.marker.unified` where SOT also has every internal the runtime records
     PyLayer calls with (read from paddle 3.3.1: jit/marker.py, jit/sot/infer_meta.py,
-    jit/sot/opcode_translator/executor/guard.py, opcode_executor.py and variables/callable.py,
+    jit/sot/opcode_translator/executor/guard.py, opcode_executor.py, tracker.py and variables/callable.py,
     jit/sot/utils/exceptions.py), else None."""
     import paddle
 
@@ -76,6 +76,7 @@ def sot_unified_marker() -> Optional[Callable[..., Any]]:
     try:
         from paddle.jit.sot.infer_meta import InferMetaCache, VariableCreator  # noqa: F401
         from paddle.jit.sot.opcode_translator.executor.opcode_executor import OpcodeExecutorBase  # noqa: F401
+        from paddle.jit.sot.opcode_translator.executor.tracker import DummyTracker  # noqa: F401
         from paddle.jit.sot.opcode_translator.executor.guard import (  # noqa: F401
             StringifiedExpression, check_guard, object_equal_stringified_guard, union_free_vars)
         from paddle.jit.sot.opcode_translator.executor.variables.callable import (  # noqa: F401

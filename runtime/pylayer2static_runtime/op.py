@@ -34,7 +34,7 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 from . import body, context, inplace, replay, sot
 from .adapter import IrAdapter, adapter_for_program
 from .convert import static_function
-from .core import scope, structure
+from .core import purity, scope, structure
 from .core.errors import contract_error
 from .frames import reraise_with_user_lines
 from .core.layout import CallLayout, Flat, Slot, flat_slots, last_places, result_items, shapes_conflict, slot_gradients
@@ -75,9 +75,9 @@ class PyLayerOp:
     def build(self, forward: Callable[..., Any], backward: Callable[..., Any]) -> Any:
         """Append the op to the program being built; return forward's outputs."""
         current = scope.current()
-        if current.sot_recording:
-            sot.check_repeatable(self.cls)
         adapter = adapter_for_program(inside_backward=current.backward_depth > 0)
+        if current.sot_recording:
+            sot.check_repeatable(self.cls, self._python_objects(adapter.is_tensor))
         ctx = context.StaticContext(adapter.is_tensor)
         if current.backward_depth and not current.backward_mode:
             # Inside a backward with grad mode off, eager runs a PyLayer's forward
@@ -85,6 +85,20 @@ class PyLayerOp:
             return static_function(forward, "forward")(ctx, *self.args, **self.kwargs)
         with adapter.building():
             return _Build(self, adapter, ctx, forward, backward).op()
+
+
+    def _python_objects(self, is_tensor: Callable[[Any], bool]) -> Tuple[str, ...]:
+        """forward's parameters bound to a Python object of the caller's (not a tensor, not an
+        immutable value), whose attributes and items forward may write (`core/writes.py`)."""
+        signature = _signature(self.cls.forward)
+        if signature is None:
+            return ()
+        try:
+            bound = signature.bind(None, *self.args, **self.kwargs).arguments
+        except TypeError:
+            return ()
+        return tuple(name for name, value in bound.items()
+                     if not is_tensor(value) and not body.is_eager_tensor(value) and not purity.immutable(value))
 
 
 @functools.lru_cache(maxsize=None)

@@ -31,7 +31,8 @@ The runtime does so when
 - building it raises (a user's error in forward, a contract violation): eagerly, the call then
   raises the user's own exception from the user's own line, as it did before;
 - forward (or a PyLayer applied inside it) writes Python state (`core/writes.py`: a counter on
-  its class, a list of logged calls, a module's dict): SOT runs a recorded call while it infers
+  its class, a list of logged calls, a module's dict, an object passed to `apply`): SOT runs a
+  recorded call while it infers
   its meta and again as it compiles its graph, and reuses the meta of a call alike without
   running it, so the effect would happen twice, or not at all, per call. Eagerly it happens
   once, in call order, as in eager (`check_repeatable`);
@@ -126,14 +127,18 @@ def _pending_side_effects() -> bool:
     """Whether SOT, simulating the user's code, holds writes to Python objects it has not made
     yet (3.3.1 opcode_translator/executor/side_effects.py `SideEffects`: the containers and
     objects it mutated through their proxies; each executor on its call stack has its graph's;
-    `framework.sot_unified_marker` checked they exist). Unknown for an executor: True."""
+    `framework.sot_unified_marker` checked they exist). An object the simulated code made itself
+    (its variable's tracker a `DummyTracker`: a list built there) is no state a body can read.
+    Unknown for an executor: True."""
     from paddle.jit.sot.opcode_translator.executor.opcode_executor import OpcodeExecutorBase
+    from paddle.jit.sot.opcode_translator.executor.tracker import DummyTracker
 
     for executor in OpcodeExecutorBase.call_stack:
         effects = getattr(getattr(executor, "_graph", None), "side_effects", None)
         if effects is None:
             return True
-        if effects.proxy_variables:  # its `mutable_variables` are tensors' metas, no Python state
+        # (its `mutable_variables` are tensors' metas, no Python state)
+        if any(not isinstance(variable.tracker, DummyTracker) for variable in effects.proxy_variables):
             return True
     return False
 
@@ -144,10 +149,11 @@ def _reads_changing_state(cls: type) -> bool:
     return purity.reads(cls.forward) is None
 
 
-def check_repeatable(cls: type) -> None:
+def check_repeatable(cls: type, objects: Tuple[str, ...]) -> None:
     """While SOT infers a call's meta: SOT's break request when building the call inside its
-    graph would not give eager's Python state (the module docstring says when)."""
-    write = writes.first_write(cls.forward)
+    graph would not give eager's Python state (the module docstring says when). `objects`:
+    forward's parameters bound to Python objects of the caller's (`writes.first_write`)."""
+    write = writes.first_write(cls.forward, objects)
     if write is not None:
         raise break_request(
             f"forward of {cls.__qualname__} writes Python state ({write}); SOT runs a call it "

@@ -67,6 +67,9 @@ mutate "calls alike replayed whatever their bodies read" core/purity.py \
 # 2.6.2 every call runs eagerly, so only the 3.3.1 run can catch these two
 mutate "SOT keeps a writing forward in its graph" sot.py \
     '    write = writes.first_write(cls.forward)' '    write = None' "(InitOnceQuant or RoutedStats) and not support" .venv
+mutate "SOT keeps a forward writing an object passed to apply in its graph" op.py \
+    '            sot.check_repeatable(self.cls, self._python_objects(adapter.is_tensor))' \
+    '            sot.check_repeatable(self.cls, ())' "CountedRouter and not support" .venv
 mutate "SOT ignores its pending writes" sot.py \
     '    if _reads_changing_state(cls) and _pending_side_effects():' '    if False:' "ConfigClip and not support" .venv
 echo "mutations: $passed passed, $failed failed"

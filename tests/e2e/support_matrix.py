@@ -662,8 +662,8 @@ case links to its test.
   out of the graph, and run eagerly once per call as in eager: a call whose forward writes
   Python state (a counter, a list, a dict item, a class attribute: `decorator_forms` and
   `decorators` log their calls), sets `stop_gradient = False` on an input, or reads state that
-  may change while SOT holds writes of the model's own code it has not made yet
-  (`real_sequence_parallel`: SOT's record of them is read as a whole); SOT would otherwise run
+  may change while SOT holds writes of the model's own code to objects from outside it that it
+  has not made yet; SOT would otherwise run
   such a forward twice, or not at all, per call, or let it read the old value (section "Python
   state in forward and backward" below). paddle 2.6.2's SOT loses a gradient across a graph
   break inside one expression (`f(h) + f(h * 2) + f(h * 3)`, each `f` breaking the graph: the

@@ -41,6 +41,7 @@ STEPS = 2
 MODELS = {
     "ModelInitOnceQuant": "a fake quant's init-once flag, scale and call counter on its class",
     "ModelRoutedStats": "an MoE gate's token counts in a module dict, its call order in a list",
+    "ModelCountedRouter": "a statistics object passed to `apply`, its counters written in forward",
     "ModelConfigClip": "a config dict the model writes just before each call, read in forward",
     "ModelUnpermute": "forward sets `stop_gradient = False` on its (detached) tokens",
     "ModelUnpermuteFed": "the same on tokens the caller feeds with `stop_gradient` True",

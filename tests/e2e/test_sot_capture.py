@@ -59,9 +59,6 @@ KEPT_OUT = {
     # it more than once per call, or not at all; eagerly it runs once, in call order.
     "decorator_forms": "writes Python state",
     "decorators": "writes Python state",
-    # ScatterOp's forward reads state purity cannot list (the group's module) while SOT holds
-    # writes of its own simulation: the check is by SOT's whole record, not by object.
-    "real_sequence_parallel": "SOT holds writes",
 }
 
 # Cases whose forward SOT 3.3.1 leaves to CPython whole, untranslated (no subgraph, no break):

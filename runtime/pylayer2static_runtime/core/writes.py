@@ -15,9 +15,13 @@ the call:
   (`LOG.append(x)`, `logger.info(...)`, `STATS.update(...)`; `CONFIG.get("k")` reads);
 - `print`, `setattr` or `delattr` on what is not its own local, `exec`, `open`, `input`;
 - the same in a function it calls by a non-local name (a helper, a class's static or class
-  method), followed up to a depth.
-What it writes through its arguments (a tensor's attributes, the context) is the call's own.
-Paddle-free: a name's value is looked up in the function's globals and closure.
+  method), followed up to a depth;
+- an attribute or item of an argument that is a Python object of the caller's, not a tensor
+  (`stats.calls += 1`, `cache[key] = ...` on a dict passed to `apply`): `first_write` is told
+  which arguments those are.
+What it writes into the context, or its own locals, is the call's own; a tensor argument's
+flags are the op's business (`op.py`). Paddle-free: a name's value is looked up in the
+function's globals and closure.
 """
 import ast
 import builtins
@@ -48,13 +52,40 @@ class Write(NamedTuple):
         return f"{self.what} at {self.path}:{self.line}"
 
 
-def first_write(fn: Any) -> Optional[Write]:
+def first_write(fn: Any, objects: Tuple[str, ...] = ()) -> Optional[Write]:
     """The first write to Python state in `fn` (a forward, or a function it calls), or None
-    (also when its source cannot be read: no write is claimed that was not seen)."""
+    (also when its source cannot be read: no write is claimed that was not seen). `objects`:
+    the names of `fn`'s parameters bound to Python objects of the caller's (a dict, a layer),
+    whose attributes and items `fn` writes are state too."""
     fn = inspect.unwrap(getattr(fn, "__func__", fn))
     if not isinstance(fn, types.FunctionType):
         return None
-    return _first_write(fn, 0, False)
+    found = _first_write(fn, 0, False)
+    if found is None:
+        found = next((write for name, write in _argument_stores(fn) if name in objects), None)
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def _argument_stores(fn: types.FunctionType) -> Tuple[Tuple[str, Write], ...]:
+    """The attributes and items `fn` assigns or deletes on its parameters but the first (the
+    context), each with the parameter's name."""
+    tree = _parsed(fn)
+    if tree is None:
+        return ()
+    args = tree.args
+    parameters = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+    parameters.update(a.arg for a in (args.vararg, args.kwarg) if a is not None)
+    parameters.discard((args.posonlyargs + args.args)[0].arg if args.posonlyargs + args.args else None)
+    assigned = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+    offset = fn.__code__.co_firstlineno - 1
+    found = []
+    for node in _in_order(tree):
+        if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            root = _root(node)
+            if root is not None and root.id in parameters and root.id not in assigned:
+                found.append((root.id, Write(ast.unparse(node), fn.__code__.co_filename, node.lineno + offset)))
+    return tuple(found)
 
 
 @functools.lru_cache(maxsize=None)

@@ -7,6 +7,8 @@ static program (calls alike: the replay's case) and compares with eager.
   it on the class (`InitOnceQuant.scale`, `initialized`), counting its calls there too;
 - `RoutedStats`: an MoE gate that counts the tokens each expert gets in a module-level dict and
   logs the order of its calls in a list; its backward counts its own calls there too;
+- `CountedRouter`: a router counting its calls and tokens on a statistics object the model
+  passes to `apply`;
 - `ConfigClip`: a clip whose bound the model writes into a module-level config dict just
   before the call;
 - `Unpermute`: ERNIE/PaddleFormers' `FusedUnpermutation` style, setting
@@ -55,6 +57,30 @@ class RoutedStats(PyLayer):
     @staticmethod
     def backward(ctx, dy):
         EXPERT_TOKENS["backward_calls"] += 1
+        return dy * ctx.weight
+
+
+class TokenStats:
+    """A router's statistics, kept by the model and passed to its PyLayer."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.tokens = 0
+
+
+ROUTER_STATS = TokenStats()
+
+
+class CountedRouter(PyLayer):
+    @staticmethod
+    def forward(ctx, logits, stats):
+        stats.calls += 1
+        stats.tokens += int(logits.shape[0])
+        ctx.weight = float(stats.calls)
+        return logits * ctx.weight
+
+    @staticmethod
+    def backward(ctx, dy):
         return dy * ctx.weight
 
 
@@ -122,6 +148,14 @@ class ModelRoutedStats(_Base):
         return first + second + third
 
 
+class ModelCountedRouter(_Base):
+    def forward(self, x, t):
+        h = self.proj(x)
+        first = CountedRouter.apply(h, ROUTER_STATS)
+        second = CountedRouter.apply(h * 2.0, ROUTER_STATS)
+        return first + second
+
+
 class ModelConfigClip(_Base):
     def __init__(self) -> None:
         super().__init__()
@@ -158,4 +192,5 @@ class ModelSplitGate(_Base):
 
 def STATE():
     return {"calls": InitOnceQuant.calls, "scale": InitOnceQuant.scale, "initialized": InitOnceQuant.initialized,
-            "tokens": dict(EXPERT_TOKENS), "log": list(CALL_LOG), "clip": CONFIG["clip"]}
+            "tokens": dict(EXPERT_TOKENS), "log": list(CALL_LOG), "clip": CONFIG["clip"],
+            "router": [ROUTER_STATS.calls, ROUTER_STATS.tokens]}
