@@ -30,6 +30,15 @@ const P2sExternal *p2s_externals_get(const P2sExternals *self, const char *q, si
     return externals__at(self, q, len);
 }
 
+bool p2s_externals_fill_signature(P2sExternals *self, const char *q, size_t len, const P2sSignature *signature)
+{
+    P2sExternal *e = externals__at(self, q, len);
+    if (!e || e->signature || !signature)
+        return false;
+    e->signature = p2s_signature_copy(signature);
+    return true;
+}
+
 bool p2s_externals_mark_as_written(P2sExternals *self, const char *q)
 {
     size_t len = strlen(q);

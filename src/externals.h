@@ -35,6 +35,9 @@ void p2s_externals_init(P2sExternals *self);
 /* Adds q with a copy of signature (may be NULL); true when q was not there yet. An existing
  * entry keeps what it has. */
 bool p2s_externals_add(P2sExternals *self, const char *q, size_t len, const P2sSignature *signature);
+/* Gives q, when it is there without a signature, a copy of signature (not NULL); true when it
+ * did (a re-export added before its target was). */
+bool p2s_externals_fill_signature(P2sExternals *self, const char *q, size_t len, const P2sSignature *signature);
 /* The entry of q, or NULL. */
 const P2sExternal *p2s_externals_get(const P2sExternals *self, const char *q, size_t len);
 /* Marks q left as written (adding it); true when it was not marked yet. */

@@ -686,15 +686,17 @@ static bool find__is_as_written(const Finder *f, const Meaning *m)
     return e && e->as_written;
 }
 
-/* Remembers that this module depends on another module's PyLayer (for --depfile). */
-static void find__note_external(Finder *f, const Meaning *m)
+/* Remembers that this module depends on another module's PyLayer (for --depfile, and a site's
+ * qualified name); its index in externals_used, or SIZE_MAX when m is none. */
+static size_t find__note_external(Finder *f, const Meaning *m)
 {
     if (!find__is_external(f, m))
-        return;
+        return SIZE_MAX;
     for (size_t i = 0; i < f->out->externals_used.size; i++)
         if (strcmp(f->out->externals_used.contents[i], m->qual) == 0)
-            return;
+            return i;
     array_push(&f->out->externals_used, p2s_strdup(m->qual));
+    return f->out->externals_used.size - 1;
 }
 
 /* Marks PyLayer classes until nothing changes: a base may be a PyLayer found on a later pass. */
@@ -927,8 +929,8 @@ static void find__resolve_sites(Finder *f)
             uses_pylayer = find__uses_pylayer(f) ? YES : NO;
         bool dynamic = unknown && uses_pylayer == YES && !find__is_instance_of_local_class(f, object, c->scope);
         if (local || external || dynamic) {
-            find__note_external(f, &m);
             P2sApplySite site = {0};
+            site.external = find__note_external(f, &m);
             site.attribute = c->attribute;
             site.class_index = local ? m.class_index : external ? P2S_SITE_EXTERNAL : P2S_SITE_DYNAMIC;
             site.as_written = external && find__is_as_written(f, &m);

@@ -51,6 +51,8 @@ typedef struct {
     size_t class_index;       /* a class of this file, or P2S_SITE_EXTERNAL / P2S_SITE_DYNAMIC */
     const P2sSignature *signature;  /* forward's of the class it calls: the class's, or for an
                                        external one a copy the findings own; NULL if unknown */
+    size_t external;          /* for P2S_SITE_EXTERNAL: the class's qualified name, as its
+                                 index in the findings' externals_used */
     bool as_written;          /* not rewritten: an error here, a class left as written, or
                                  unresolved where such a class may reach it (set by check.c) */
 } P2sApplySite;

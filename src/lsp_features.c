@@ -286,6 +286,9 @@ void p2s_lsp_class_summary(const P2sSource *src, const P2sFindings *found, size_
     p2s_strbuf_adds(out, "```\n");
     if (!sig) {
         p2s_strbuf_adds(out, "\nNo `forward` found.\n");
+        if (cls->as_written)
+            p2s_strbuf_adds(out, "\n**Static graph:** none: the class is left as written (a contract error of it "
+                                 "or of a base, see its diagnostics), so its `.apply` calls are not rewritten\n");
         return;
     }
     p2s_strbuf_adds(out, "\n**Tensor slots:** each argument after `ctx`");
@@ -394,16 +397,10 @@ cJSON *p2s_lsp_hover(const P2sSource *src, const P2sFindings *found, size_t offs
         if (p2s_node_present(site->call))
             features__bindings(src, site->signature, site->call, &text);
     } else if (site->class_index == P2S_SITE_EXTERNAL) {
-        /* The qualified name this site uses: the one of externals_used that ends like it. */
-        const char *last = strrchr(object_text.buf, '.');
-        last = last ? last + 1 : object_text.buf;
+        /* The class by the qualified name the site resolved to (find.c keeps it on the site). */
         const char *summary = NULL;
-        for (size_t i = 0; i < found->externals_used.size && !summary; i++) {
-            const char *q = found->externals_used.contents[i];
-            const char *q_last = strrchr(q, '.');
-            if (strcmp(q_last ? q_last + 1 : q, last) == 0 && external_summary)
-                summary = external_summary(ctx, q);
-        }
+        if (site->external < found->externals_used.size && external_summary)
+            summary = external_summary(ctx, found->externals_used.contents[site->external]);
         if (summary)
             p2s_strbuf_adds(&text, summary);
         else

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
 #include "lsp_features.h"
 #include "project.h"
 #include "resolve.h"
@@ -47,11 +46,14 @@ static void ws__clear(P2sWorkspace *self)
         p2s_strings_release(&m->export_targets);
         p2s_signatures_release(&m->export_signatures);
         p2s_nameset_release(&m->misses);
+        p2s_strings_release(&m->export_miss_names);
+        p2s_strings_release(&m->export_miss_targets);
+        p2s_strings_release(&m->used);
+        p2s_strings_release(&m->as_written);
     }
     array_delete(&self->modules);
     p2s_externals_release(&self->external);
     p2s_nameset_release(&self->summary_of);
-    p2s_nameset_release(&self->summary_by_name);
     p2s_strings_release(&self->summaries);
     self->skipped = 0;
     self->scanned = false;
@@ -104,18 +106,41 @@ bool p2s_workspace_exports_current(const P2sWsModule *m, const P2sFindings *foun
         if (strcmp(m->exports.contents[i], found->exports.contents[i]) != 0 ||
             !p2s_signature_same(m->export_signatures.contents[i], found->export_signatures.contents[i]))
             return false;
-    return true;
+    if (!m)
+        return true;
+    P2sStrings written = {0};
+    p2s_resolve_as_written_exports(m->module, found, &written);
+    bool same = written.size == m->as_written.size;
+    for (size_t i = 0; same && i < written.size; i++)
+        same = strcmp(written.contents[i], m->as_written.contents[i]) == 0;
+    p2s_strings_release(&written);
+    return same;
+}
+
+/* The qualified name a re-export names (q is `module.name` of a module's export with a target),
+ * or NULL. */
+static const char *ws__reexported(const P2sWorkspace *self, const char *q)
+{
+    for (size_t i = 0; i < self->modules.size; i++) {
+        const P2sWsModule *m = &self->modules.contents[i];
+        size_t n = strlen(m->module);
+        const char *name = n == 0 ? q : strncmp(q, m->module, n) == 0 && q[n] == '.' ? q + n + 1 : NULL;
+        for (size_t k = 0; name && k < m->exports.size; k++)
+            if (*m->export_targets.contents[k] && strcmp(m->exports.contents[k], name) == 0)
+                return m->export_targets.contents[k];
+    }
+    return NULL;
 }
 
 const char *p2s_workspace_summary(const P2sWorkspace *self, const char *qualname)
 {
-    size_t index;
-    if (p2s_nameset_get(&self->summary_of, qualname, strlen(qualname), &index))
-        return self->summaries.contents[index];
-    const char *dot = strrchr(qualname, '.');
-    const char *last = dot ? dot + 1 : qualname;
-    if (p2s_nameset_get(&self->summary_by_name, last, strlen(last), &index))
-        return self->summaries.contents[index];
+    /* a chain of re-exports is at most as long as there are modules: a cycle ends there */
+    for (size_t hops = 0; qualname && hops <= self->modules.size; hops++) {
+        size_t index;
+        if (p2s_nameset_get(&self->summary_of, qualname, strlen(qualname), &index))
+            return self->summaries.contents[index];
+        qualname = ws__reexported(self, qualname);
+    }
     return NULL;
 }
 
@@ -140,17 +165,23 @@ static void ws__summaries(P2sWorkspace *self, const P2sWsModule *m, const P2sSou
             index = self->summaries.size;
             array_push(&self->summaries, p2s_strbuf_detach(&text, NULL));
             p2s_nameset_put(&self->summary_of, qual.buf, qual.len, index);
-            const char *dot = strrchr(cls->qualname, '.');
-            const char *last = dot ? dot + 1 : cls->qualname;
-            if (!p2s_nameset_contains(&self->summary_by_name, last, strlen(last)))
-                p2s_nameset_put(&self->summary_by_name, last, strlen(last), index);
         }
         p2s_strbuf_release(&text);
         p2s_strbuf_release(&qual);
     }
 }
 
-/* Reads, parses and finds one module; keeps its exports, misses and summaries. */
+/* Moves *from into *to, releasing what *to held. */
+static void ws__move_strings(P2sStrings *to, P2sStrings *from)
+{
+    p2s_strings_release(to);
+    *to = *from;
+    memset(from, 0, sizeof *from);
+}
+
+/* Reads, parses, finds and (when it defines PyLayers) checks one module, as tree mode finishes
+ * it; keeps what resolution reads of it (exports, misses, what it uses, its exports left as
+ * written) and its summaries. */
 static void ws__analyze(P2sWorkspace *self, P2sWsModule *m, const P2sRules *rules, P2sWsOverlay overlay, void *ctx)
 {
     P2sSource src = {0};
@@ -167,27 +198,32 @@ static void ws__analyze(P2sWorkspace *self, P2sWsModule *m, const P2sRules *rule
     p2s_strings_release(&m->export_targets);
     p2s_signatures_release(&m->export_signatures);
     p2s_nameset_release(&m->misses);
+    p2s_strings_release(&m->export_miss_names);
+    p2s_strings_release(&m->export_miss_targets);
+    p2s_strings_release(&m->used);
+    p2s_strings_release(&m->as_written);
     if (read == 0) {
         P2sUnit unit;
         p2s_unit_init(&unit, &src);
         if (p2s_unit_parse(&unit) == P2S_TRANSPILE_OK) {
             P2sModule module = {m->module, m->is_package, &self->external, P2S_READ_ALL};
             p2s_unit_find(&unit, rules, &module);
-            m->exports = unit.found.exports;
-            m->export_targets = unit.found.export_targets;
-            m->export_signatures = unit.found.export_signatures;
-            m->misses = unit.found.misses;
-            memset(&unit.found.exports, 0, sizeof unit.found.exports);
-            memset(&unit.found.export_targets, 0, sizeof unit.found.export_targets);
-            memset(&unit.found.export_signatures, 0, sizeof unit.found.export_signatures);
-            memset(&unit.found.misses, 0, sizeof unit.found.misses);
-            if (unit.found.pylayer_count > 0) {
-                /* what the summaries say of outputs and classes left as written is check's */
-                P2sDiagSink scratch;
-                p2s_diag_sink_init(&scratch);
-                p2s_check(&src, &unit.found, rules, &scratch);
-                p2s_diag_sink_release(&scratch);
+            P2sFindings *found = &unit.found;
+            if (found->pylayer_count > 0) {
+                /* what is left as written, and what the summaries say of outputs, is check's */
+                unit.lint_only = true;
+                if (p2s_transpile_made_output(p2s_unit_finish(&unit, rules)))
+                    p2s_resolve_as_written_exports(m->module, found, &m->as_written);
             }
+            ws__move_strings(&m->exports, &found->exports);
+            ws__move_strings(&m->export_targets, &found->export_targets);
+            m->export_signatures = found->export_signatures;
+            memset(&found->export_signatures, 0, sizeof found->export_signatures);
+            m->misses = found->misses;
+            memset(&found->misses, 0, sizeof found->misses);
+            ws__move_strings(&m->export_miss_names, &found->export_miss_names);
+            ws__move_strings(&m->export_miss_targets, &found->export_miss_targets);
+            ws__move_strings(&m->used, &found->externals_used);
             ws__summaries(self, m, &src, &unit.found);
         }
         p2s_unit_release(&unit);
@@ -232,8 +268,8 @@ typedef struct {
 static bool ws__facts(void *ctx, size_t i, P2sModuleFacts *out)
 {
     const P2sWsModule *m = &((const Scan *)ctx)->ws->modules.contents[i];
-    *out = (P2sModuleFacts){m->module, &m->exports, &m->export_targets, &m->export_signatures, &m->misses, 0, NULL,
-                            NULL};
+    *out = (P2sModuleFacts){m->module, &m->exports, &m->export_targets, &m->export_signatures, &m->misses, 0,
+                            &m->export_miss_names, &m->export_miss_targets, &m->as_written, &m->used};
     return true;
 }
 
@@ -263,5 +299,6 @@ void p2s_workspace_scan(P2sWorkspace *self, const P2sRules *rules, P2sWsOverlay 
         ws__analyze(self, &self->modules.contents[i], rules, overlay, ctx);
     Scan scan = {self, rules, overlay, ctx};
     p2s_resolve_exports(&self->external, self->modules.size, ws__facts, ws__refind, &scan);
+    p2s_resolve_as_written(&self->external, self->modules.size, ws__facts, ws__refind, &scan);
     self->scanned = true;
 }

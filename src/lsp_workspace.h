@@ -1,11 +1,12 @@
 /* lsp_workspace.h — what the language server knows across files: every module below a
  * workspace folder is read, parsed and found the way tree mode does it (p2s_unit_parse,
  * p2s_unit_find with the module's dotted name and the set of PyLayers other modules export,
- * then found again until that set stops growing: resolve.c's rounds), so a document that imports a PyLayer from a
- * sibling module is checked and resolved as `pylayer2static SRC_DIR -o OUT` would. Trees are
- * dropped after finding: the index keeps per module only its exports and misses, and a hover
- * summary of each PyLayer class. Open documents may stand in for their files (an overlay).
- * The workspace owns everything in it. */
+ * then found again until that set stops growing; modules that define PyLayers finished as
+ * `--lint` does, and exports left as written marked in the set: resolve.c's rounds), so a
+ * document that imports a PyLayer from a sibling module is checked and resolved as
+ * `pylayer2static SRC_DIR -o OUT` would. Trees are dropped after finding: the index keeps per
+ * module only what resolution reads of it, and a hover summary of each PyLayer class. Open
+ * documents may stand in for their files (an overlay). The workspace owns everything in it. */
 #ifndef P2S_LSP_WORKSPACE_H
 #define P2S_LSP_WORKSPACE_H
 
@@ -31,6 +32,10 @@ typedef struct {
     P2sStrings export_targets;  /* per export: what it re-exports (qualified), or "" */
     P2sSignatures export_signatures;  /* per export: its forward's signature, or NULL */
     P2sNameSet misses;
+    P2sStrings export_miss_names;    /* module-level names that missed, and what (find.h) */
+    P2sStrings export_miss_targets;
+    P2sStrings used;            /* other modules' PyLayers it uses (qualified) */
+    P2sStrings as_written;      /* its exports left as written (qualified; resolve.h) */
 } P2sWsModule;
 
 typedef struct {
@@ -41,7 +46,6 @@ typedef struct {
     Array(P2sWsModule) modules; /* in path order */
     P2sExternals external;      /* every exported PyLayer, with its forward's signature */
     P2sNameSet summary_of;      /* qualified class name -> index in summaries */
-    P2sNameSet summary_by_name; /* bare class name -> index (first in path order) */
     P2sStrings summaries;       /* hover text (Markdown) of each PyLayer class */
     size_t skipped;             /* files left out by the limits */
     bool scanned;
@@ -64,9 +68,10 @@ char *p2s_workspace_module_name(const P2sWorkspace *self, const char *path, bool
 /* The indexed module of path, or NULL. */
 P2sWsModule *p2s_workspace_module(P2sWorkspace *self, const char *path);
 /* Whether m (NULL: not indexed) exports what found does: the same names, with the same forward
- * signatures. */
+ * signatures, the same of them left as written. */
 bool p2s_workspace_exports_current(const P2sWsModule *m, const P2sFindings *found);
-/* The hover summary of a PyLayer by qualified name, falling back to its last component. */
+/* The hover summary of a PyLayer by qualified name, a re-export's that of the class it names
+ * (followed through the modules' export targets); NULL when no module defines it. */
 const char *p2s_workspace_summary(const P2sWorkspace *self, const char *qualname);
 void p2s_workspace_release(P2sWorkspace *self);
 

@@ -3,8 +3,10 @@
  * re-exported ones, including re-exports of names that just appeared) join the external set,
  * each with its forward's signature (a re-export's is its target's); a module that missed one
  * of the names that just appeared where that matters (refind_for) is found again; repeat until
- * the set stops growing. The caller owns the modules and how they are found; the
- * resolver owns the rounds. */
+ * the set stops growing. Then, once modules are checked, leaving as written across modules:
+ * exports left as written are marked in the set, and the modules that use a newly marked one
+ * are checked again, until no more are marked. The caller owns the modules and how they are
+ * found and checked; the resolver owns the rounds. */
 #ifndef P2S_RESOLVE_H
 #define P2S_RESOLVE_H
 
@@ -13,6 +15,7 @@
 
 #include "array.h"
 #include "externals.h"
+#include "find.h"
 #include "nameset.h"
 #include "signature.h"
 #include "strbuf.h"
@@ -32,6 +35,11 @@ typedef struct {
     const P2sStrings *export_miss_targets;  /* per name: what it missed; once that is in the set,
                                                `module.name` joins it as a re-export, found again
                                                or not */
+    const P2sStrings *as_written;           /* may be NULL: its exports left as written, by
+                                               qualified name (p2s_resolve_as_written_exports) */
+    const P2sStrings *uses;                 /* may be NULL: the other modules' PyLayers it uses
+                                               (qualified), when it is to be checked again for
+                                               one of them newly left as written */
 } P2sModuleFacts;
 
 /* The facts of module i as it stands now; false when it has none (unread, unparsable): it then
@@ -49,6 +57,17 @@ void p2s_resolve_exports(P2sExternals *external, size_t count, P2sResolveFacts f
  * imports (tree mode). Such a set must not be the rounds': a name already in the set is not
  * new to them, so the modules that missed it would not be found again. */
 void p2s_resolve_add_exports(P2sExternals *external, const P2sModuleFacts *m);
+/* Leaves as written across modules, after every module is checked (its facts' as_written
+ * filled): marks each module's exports left as written in the set, and re-exports of marked
+ * names, until nothing changes; then the modules that use a newly marked name (their facts'
+ * uses) are found and checked again through redo (their calls of it stay as written, their
+ * subclasses of it are left as written, so their own exports may be marked next); repeat until
+ * no name is newly marked. redo may only read the set. */
+void p2s_resolve_as_written(P2sExternals *external, size_t count, P2sResolveFacts facts, P2sResolveRefind redo,
+                            void *ctx);
+/* Appends the qualified names of module's exports that name one of its classes left as written
+ * (found as check leaves it). */
+void p2s_resolve_as_written_exports(const char *module, const P2sFindings *found, P2sStrings *out);
 /* Appends `module.name` (just name for the module ""): an export's qualified name. */
 void p2s_resolve_qualify(P2sStrbuf *out, const char *module, const char *name);
 

@@ -643,7 +643,7 @@ static bool tree__facts(void *ctx, size_t i, P2sModuleFacts *out)
                             dropped ? &e->export_targets : &found->export_targets,
                             dropped ? &e->export_signatures : &found->export_signatures,
                             dropped ? &e->misses : &found->misses, e->parked && e->rewrites ? P2S_MISS_BASE : 0,
-                            &e->export_miss_names, &e->export_miss_targets};
+                            &e->export_miss_names, &e->export_miss_targets, NULL, NULL};
     return true;
 }
 
@@ -708,17 +708,9 @@ static void tree__finish(Tree *t, Entry *e)
     e->unit.drop_tree_when_verified = !t->opts->list;
     e->unit.lint_only = t->outputs_unwanted;  /* no emit, no verification */
     e->status = p2s_unit_finish(&e->unit, t->rules);
-    const P2sFindings *found = &e->unit.found;
     p2s_strings_release(&e->as_written);
-    for (size_t k = 0; p2s_transpile_made_output(e->status) && k < found->exports.size; k++) {
-        size_t index = found->export_classes.contents[k];
-        if (index == SIZE_MAX || !found->classes.contents[index].as_written)
-            continue;
-        P2sStrbuf q;
-        p2s_strbuf_init(&q);
-        p2s_resolve_qualify(&q, e->module, found->exports.contents[k]);
-        array_push(&e->as_written, p2s_strbuf_detach(&q, NULL));
-    }
+    if (p2s_transpile_made_output(e->status))
+        p2s_resolve_as_written_exports(e->module, &e->unit.found, &e->as_written);
     if (!t->opts->list)
         tree__drop_tree(e);  /* the output is made; only --list reads the findings */
 }
@@ -740,74 +732,47 @@ static void tree__finish_nth(void *ctx, size_t k)
     tree__finish(t, e);
 }
 
-/* Marks every export left as written: a module's own, then re-exports of marked names until
- * nothing changes. The names newly marked go to fresh. */
-static void tree__collect_as_written(Tree *t, P2sStrings *fresh)
+/* An entry's facts for leaving as written across modules, once finished: its exports (the
+ * findings', or what was kept of them when its tree was dropped), those left as written, and
+ * what it uses when it may be finished again for one (it made an output that rewrites). */
+static bool tree__written_facts(void *ctx, size_t i, P2sModuleFacts *out)
 {
-    for (bool grew = true; grew;) {
-        grew = false;
-        for (size_t i = 0; i < t->entries.size; i++) {
-            const Entry *e = &t->entries.contents[i];
-            if (!e->read_ok)
-                continue;
-            for (size_t k = 0; k < e->as_written.size; k++)
-                if (p2s_externals_mark_as_written(&t->external, e->as_written.contents[k]))
-                    array_push(fresh, p2s_strdup(e->as_written.contents[k]));
-            const P2sStrings *names = e->unit.tree ? &e->unit.found.exports : &e->exports;
-            const P2sStrings *targets = e->unit.tree ? &e->unit.found.export_targets : &e->export_targets;
-            for (size_t k = 0; k < targets->size; k++) {
-                const char *target = targets->contents[k];
-                const P2sExternal *marked = *target ? p2s_externals_get(&t->external, target, strlen(target)) : NULL;
-                if (!marked || !marked->as_written)
-                    continue;
-                P2sStrbuf q;
-                p2s_strbuf_init(&q);
-                p2s_resolve_qualify(&q, e->module, names->contents[k]);
-                if (p2s_externals_mark_as_written(&t->external, q.buf)) {
-                    array_push(fresh, p2s_strbuf_detach(&q, NULL));
-                    grew = true;
-                }
-                p2s_strbuf_release(&q);
-            }
-        }
-    }
+    const Entry *e = &((const Tree *)ctx)->entries.contents[i];
+    if (!e->read_ok)
+        return false;
+    bool tree = e->unit.tree != NULL;
+    bool again = p2s_transpile_made_output(e->status) && !(e->parked && !e->rewrites);
+    *out = (P2sModuleFacts){0};
+    out->module = e->module;
+    out->exports = tree ? &e->unit.found.exports : &e->exports;
+    out->export_targets = tree ? &e->unit.found.export_targets : &e->export_targets;
+    out->as_written = &e->as_written;
+    out->uses = !again ? NULL : tree ? &e->unit.found.externals_used : &e->depends;
+    return true;
 }
 
-static bool tree__uses_any(const P2sStrings *used, const P2sStrings *fresh)
+/* Finds and finishes modules again (one tree at a time, on this thread) now that names they
+ * use are left as written. */
+static void tree__finish_again(void *ctx, const size_t *indices, size_t n)
 {
-    for (size_t i = 0; i < used->size; i++)
-        for (size_t k = 0; k < fresh->size; k++)
-            if (strcmp(used->contents[i], fresh->contents[k]) == 0)
-                return true;
-    return false;
+    Tree *t = ctx;
+    for (size_t k = 0; k < n; k++) {
+        Entry *e = &t->entries.contents[indices[k]];
+        e->kept = true;
+        tree__parse_afresh(e);
+        if (e->status != P2S_TRANSPILE_OK)
+            continue;
+        tree__find(t, e);
+        if (!e->parked)
+            tree__finish(t, e);
+    }
 }
 
 /* A module's calls of another module's PyLayer left as written stay as written too, and its
- * subclasses of one are left as written: each module that uses one is found and finished again
- * (one tree at a time, on this thread), until no more exports are left as written. */
+ * subclasses of one are left as written (resolve.c's rounds). */
 static void tree__leave_as_written_across_modules(Tree *t)
 {
-    for (;;) {
-        P2sStrings fresh = {0};
-        tree__collect_as_written(t, &fresh);
-        bool grew = fresh.size > 0;
-        for (size_t i = 0; grew && i < t->entries.size; i++) {
-            Entry *e = &t->entries.contents[i];
-            if (!e->read_ok || !p2s_transpile_made_output(e->status) || (e->parked && !e->rewrites) ||
-                !tree__uses_any(e->unit.tree ? &e->unit.found.externals_used : &e->depends, &fresh))
-                continue;
-            e->kept = true;
-            tree__parse_afresh(e);
-            if (e->status != P2S_TRANSPILE_OK)
-                continue;
-            tree__find(t, e);
-            if (!e->parked)
-                tree__finish(t, e);
-        }
-        p2s_strings_release(&fresh);
-        if (!grew)
-            return;
-    }
+    p2s_resolve_as_written(&t->external, t->entries.size, tree__written_facts, tree__finish_again, t);
 }
 
 static int tree__mkdirs(const char *path, P2sStrbuf *err)

@@ -66,7 +66,7 @@ mutate "calls alike replayed whatever their bodies read" core/purity.py \
 # SOT records PyLayer calls only where the release has `paddle.jit.marker.unified` (3.3.1); on
 # 2.6.2 every call runs eagerly, so only the 3.3.1 run can catch these two
 mutate "SOT keeps a writing forward in its graph" sot.py \
-    '    write = writes.first_write(cls.forward)' '    write = None' "(InitOnceQuant or RoutedStats) and not support" .venv
+    '    write = writes.first_write(cls.forward, objects)' '    write = None' "(InitOnceQuant or RoutedStats) and not support" .venv
 mutate "SOT keeps a forward writing an object passed to apply in its graph" op.py \
     '            sot.check_repeatable(self.cls, self._python_objects(adapter.is_tensor))' \
     '            sot.check_repeatable(self.cls, ())' "CountedRouter and not support" .venv

@@ -6,6 +6,7 @@ Standard library only. Diagnostics are compared with the command line's own JSON
 (`--lint --output-format json`) for the same text: one source of truth. Prints one line per
 failure and `lsp: N passed, N failed` at the end.
 """
+import contextlib
 import json
 import os
 import random
@@ -45,13 +46,11 @@ def utf16_col(line_text, codepoint_col0):
     return len(line_text[:codepoint_col0].encode("utf-16-le")) // 2
 
 
-def cli_diagnostics(text, name="x.py", extra=()):
-    """The CLI's JSON diagnostics for text, as LSP would show them (0-based UTF-16 ranges)."""
-    out = subprocess.run([BIN, "--lint", "--no-config", "--output-format", "json", "--stdin-filename", name,
-                          *extra, "-"], input=text.encode(), capture_output=True).stdout
+def cli_tuples(items, text):
+    """The CLI's JSON diagnostics of text as LSP would show them (0-based UTF-16 ranges)."""
     lines = text.splitlines()
     result = []
-    for d in json.loads(out):
+    for d in items:
         def pos(line, col):
             if line is None:  # about the file as a whole
                 return {"line": 0, "character": 0}
@@ -61,6 +60,13 @@ def cli_diagnostics(text, name="x.py", extra=()):
         sev = {"error": 1, "warning": 2, "note": 3}[d["severity"]]
         result.append((d["code"], sev, message, pos(d["line"], d["col"]), pos(d["end_line"], d["end_col"])))
     return result
+
+
+def cli_diagnostics(text, name="x.py", extra=()):
+    """The CLI's JSON diagnostics for text, as LSP would show them (0-based UTF-16 ranges)."""
+    out = subprocess.run([BIN, "--lint", "--no-config", "--output-format", "json", "--stdin-filename", name,
+                          *extra, "-"], input=text.encode(), capture_output=True).stdout
+    return cli_tuples(json.loads(out), text)
 
 
 def lsp_tuples(diags):
@@ -807,6 +813,208 @@ def hover_says_when_a_class_is_left_as_written():
         c.shutdown()
     finally:
         c.kill()
+
+
+# ---------------------------------------------------------------- the server and the CLI agree
+
+BROKEN_BASE = ("import paddle\nfrom paddle.autograd import PyLayer\n\n\nclass Broken(PyLayer):\n"
+               "    @staticmethod\n    def forward(ctx, x):\n        return x\n\n"
+               "    def backward(ctx, dy):\n        return dy\n")
+
+
+def pylayer_module(forward_params):
+    """A module defining a correct PyLayer T whose forward takes forward_params after ctx."""
+    return ("import paddle\nfrom paddle.autograd import PyLayer\n\n\nclass T(PyLayer):\n"
+            "    @staticmethod\n    def forward(ctx, %s):\n        return x\n\n"
+            "    @staticmethod\n    def backward(ctx, dy):\n        return dy\n" % forward_params)
+
+
+def write_tree(root, files):
+    """Writes {relative path: text} below root."""
+    for rel, text in files.items():
+        path = os.path.join(root, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+
+
+def document_text(path):
+    """The text of path as a document can hold it, or None (not UTF-8, or a NUL in it)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return None if "\0" in text else text
+
+
+def python_files(root):
+    """(path, text) of the .py files below root that a document can hold, sorted."""
+    found = []
+    for top, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            text = document_text(os.path.join(top, name)) if name.endswith(".py") else None
+            if text is not None:
+                found.append((os.path.join(top, name), text))
+    return found
+
+
+def server_equals_lint(root):
+    """Opens every .py file below root in a server rooted there and checks that each file's
+    published diagnostics equal what `--lint --output-format json ROOT` (tree mode) reports for
+    it; the differences, as text, or ""."""
+    out = subprocess.run([BIN, "--lint", "--output-format", "json", "."], capture_output=True, cwd=root).stdout
+    by_file = {}
+    for d in json.loads(out):
+        by_file.setdefault(os.path.realpath(os.path.join(root, d["file"])), []).append(d)
+    problems = []
+    with serving(root) as c:
+        for path, text in python_files(root):
+            got = lsp_tuples(open_doc(c, uri_of(path), text))
+            want = cli_tuples(by_file.pop(os.path.realpath(path), []), text)
+            if got != want:
+                problems.append("%s:\n  server %r\n  --lint %r" % (os.path.relpath(path, root), got, want))
+    for path, items in by_file.items():
+        problems.append("%s: only --lint reports %r" % (path, [d["code"] for d in items]))
+    return "\n".join(problems)
+
+
+@contextlib.contextmanager
+def temp_tree(prefix, files):
+    """A temporary directory holding files ({relative path: text}), removed after."""
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    try:
+        write_tree(tmp, files)
+        yield tmp
+    finally:
+        shutil.rmtree(tmp)
+
+
+@contextlib.contextmanager
+def serving(root):
+    """A server initialized with the workspace folder root, shut down after."""
+    c = server()
+    try:
+        c.initialize(uri_of(root))
+        yield c
+        c.shutdown()
+    finally:
+        c.kill()
+
+
+def hover_text(c, path, text, needle, skip=0):
+    """The hover's Markdown at the needle's first occurrence in path's text, skip characters in."""
+    pos = position_of(text, needle)
+    pos["character"] += skip
+    r = c.request("textDocument/hover", {"textDocument": {"uri": uri_of(path)}, "position": pos})
+    return r["result"]["contents"]["value"]
+
+
+@test
+def a_subclass_of_a_broken_class_of_another_module_is_left_as_written_in_the_server_too():
+    """Regression (issue 48): `class Child(Broken)`, Broken another module's PyLayer with a
+    contract error: the server reports P2S301 on Child as `--lint` does (for the file alone and
+    for the tree), and the hover on Child.apply says it is left as written."""
+    b = ("import paddle\nfrom pkg.a import Broken\n\n\nclass Child(Broken):\n    pass\n\n\n"
+         "def f(x):\n    return Child.apply(x)\n")
+    with temp_tree("p2s-aswritten-", {"pkg/__init__.py": "", "pkg/a.py": BROKEN_BASE, "pkg/b.py": b}) as tmp:
+        for target in ("pkg/b.py", "pkg"):
+            out = subprocess.run([BIN, "--lint", "--output-format", "json", target], capture_output=True, cwd=tmp).stdout
+            codes = [x["code"] for x in json.loads(out) if x["file"].endswith("b.py")]
+            check(codes == ["P2S301"], "--lint %s: %r" % (target, codes))
+        use = os.path.join(tmp, "pkg", "b.py")
+        with serving(tmp) as c:
+            d = open_doc(c, uri_of(use), b)
+            check([(x["code"], x["range"]["start"]) for x in d] == [("P2S301", {"line": 4, "character": 6})],
+                  "server: %r" % d)
+            value = hover_text(c, use, b, "Child.apply")
+            check("PyLayer `Child`" in value and "left as written" in value, value)
+            # Broken fixed in its module and saved (its exports and signatures unchanged): the
+            # index follows, and Child is transpiled again, as by --lint
+            a = os.path.join(tmp, "pkg", "a.py")
+            fixed = BROKEN_BASE.replace("    def backward", "    @staticmethod\n    def backward")
+            with open(a, "w") as f:
+                f.write(fixed)
+            open_doc(c, uri_of(a), fixed)
+            c.notify("textDocument/didSave", {"textDocument": {"uri": uri_of(a)}})
+            d = c.diagnostics(uri_of(use))
+            check(d == [], "after the fix: %r" % d)
+
+
+@test
+def hover_on_an_imported_class_names_that_class():
+    """Regression (issue 48): two modules define a PyLayer T; the hover on `pkg.d.T.apply` is
+    pkg.d's T (matched by qualified name, not by its last name), and a re-export's is the class
+    it names."""
+    e = ("import paddle\nimport pkg.c\nimport pkg.d\nfrom pkg.again import T\n\n\n"
+         "def g(x):\n    return pkg.c.T.apply(x) + pkg.d.T.apply(x) + T.apply(x)\n")
+    files = {"pkg/__init__.py": "", "pkg/c.py": pylayer_module("x"), "pkg/d.py": pylayer_module("x, scale_from_d=1"),
+             "pkg/again.py": "from pkg.d import T\n", "pkg/e.py": e}
+    with temp_tree("p2s-qualname-", files) as tmp, serving(tmp) as c:
+        use = os.path.join(tmp, "pkg", "e.py")
+        open_doc(c, uri_of(use), e)
+        for needle, skip, module, forward in (("pkg.c.T.apply", 6, "pkg.c", "def forward(ctx, x)\n"),
+                                              ("pkg.d.T.apply", 6, "pkg.d", "def forward(ctx, x, scale_from_d=1)"),
+                                              ("+ T.apply", 2, "pkg.d", "def forward(ctx, x, scale_from_d=1)")):
+            value = hover_text(c, use, e, needle, skip)
+            check("PyLayer `T`" in value and "module `%s`" % module in value and forward in value,
+                  "%s: %s" % (needle, value))
+
+
+GENERATED_WORKSPACE = {
+    # a broken class, re-exported by its package; subclasses of it and of the re-export in
+    # another package, one subclass re-exported again; calls of each, and of a fine class
+    "alpha/__init__.py": "from .base import Broken\nfrom .fine import T\n",
+    "alpha/base.py": BROKEN_BASE,
+    "alpha/fine.py": pylayer_module("x, k=2"),
+    "beta/__init__.py": "",
+    "beta/kids.py": ("import paddle\nimport alpha.base\nfrom alpha import Broken, T\n\n\n"
+                     "class Kid(Broken):\n    pass\n\n\nclass Other(alpha.base.Broken):\n    pass\n\n\n"
+                     "def f(x, layer):\n    return Kid.apply(x) + Other.apply(x) + T.apply(x, 1, 2) + layer.apply(x)\n"),
+    "beta/more.py": "from beta.kids import Kid as Grandkid\n",
+    "gamma/__init__.py": "",
+    "gamma/use.py": ("import paddle\nfrom beta.more import Grandkid\nfrom alpha.fine import T\n\n\n"
+                     "class Deeper(Grandkid):\n    pass\n\n\ndef g(x, other):\n"
+                     "    return Deeper.apply(x) + Grandkid.apply(x) + T.apply(x, k=3) + other.apply(x)\n"),
+    "gamma/same_name.py": pylayer_module("x"),
+    "script.py": ("import paddle\nfrom gamma.same_name import T\nimport alpha.fine\n\n\n"
+                  "def h(x):\n    return T.apply(x, 1) + alpha.fine.T.apply(x, 1)\n"),
+}
+
+
+@test
+def the_servers_diagnostics_are_lints_file_for_file():
+    """Parity (issue 48): for every tree fixture (tests/e2e/packages, the siblings fixture), the
+    golden inputs as one flat workspace, and a generated workspace of several packages (classes
+    left as written across modules and re-exports, classes sharing a name), the diagnostics the
+    server publishes for each file equal what `--lint` reports for it in tree mode."""
+    with temp_tree("p2s-parity-", {}) as tmp:
+        roots = []
+        for name, src in (("e2e-packages", os.path.join(HERE, "..", "e2e", "packages")),
+                          ("siblings", os.path.join(HERE, "fixtures", "siblings"))):
+            shutil.copytree(src, os.path.join(tmp, name), ignore=shutil.ignore_patterns("__pycache__"))
+            roots.append(os.path.join(tmp, name))
+        golden = os.path.join(tmp, "golden")
+        os.makedirs(golden)
+        for case in sorted(os.listdir(os.path.join(HERE, "..", "golden"))):
+            case_dir = os.path.join(HERE, "..", "golden", case)
+            source = os.path.join(case_dir, "input.py")
+            # a case with options of its own, or one no document can hold (NUL, not UTF-8), is left out
+            if not os.path.exists(os.path.join(case_dir, "args")) and os.path.isfile(source) and \
+                    document_text(source) is not None:
+                shutil.copy(source, os.path.join(golden, case + ".py"))
+        roots.append(golden)
+        generated = os.path.join(tmp, "generated")
+        write_tree(generated, GENERATED_WORKSPACE)
+        roots.append(generated)
+        problems = [p for p in (server_equals_lint(root) for root in roots) if p]
+        check(not problems, "\n".join(problems))
+        # the generated workspace does exercise leaving as written across modules
+        out = subprocess.run([BIN, "--lint", "--output-format", "json", "."], capture_output=True, cwd=generated).stdout
+        left = sorted((os.path.basename(d["file"]), d["line"]) for d in json.loads(out) if d["code"] == "P2S301")
+        check(left == [("base.py", 5), ("kids.py", 6), ("kids.py", 10), ("use.py", 6)], "P2S301 at %r" % left)
 
 
 @test

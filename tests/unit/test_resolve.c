@@ -53,6 +53,9 @@ static const ResolveCase CASES[] = {
      {{"a", "A", "", NULL, false, NULL, 0}, {"b", "", "a.A:s", "B", false, NULL, P2S_MISS_BASE},
       {"c", "", "a.A:b", "C", false, NULL, P2S_MISS_BASE}},
      "a.A=ctx, a.A.x c.C=ctx, c.C.x", "c"},
+    {"a re-export listed before its target takes the target's signature all the same",
+     {{"pkg", "X=pkg.ops.X", "", NULL, false, NULL, 0}, {"pkg.ops", "X", "", NULL, false, NULL, 0}},
+     "pkg.X=ctx, pkg.ops.X.x pkg.ops.X=ctx, pkg.ops.X.x", ""},
 };
 
 /* A module as the rounds see it: its facts, rebuilt when it is found again. */
@@ -127,7 +130,7 @@ static bool world_facts(void *ctx, size_t i, P2sModuleFacts *out)
     if (m->data->unread)
         return false;
     *out = (P2sModuleFacts){m->data->module, &m->exports, &m->targets, &m->signatures, &m->misses, m->data->refind_for,
-                            &m->export_miss_names, &m->export_miss_targets};
+                            &m->export_miss_names, &m->export_miss_targets, NULL, NULL};
     return true;
 }
 
@@ -247,6 +250,101 @@ static void test_resolve_add_exports_adds_what_a_round_adds(void **state)
     world_release(&w);
 }
 
+/* Leaving as written across modules: a (Broken left as written), pkg re-exporting it, c
+ * subclassing pkg's name (left as written once checked again), d using c's class, e using
+ * only a fine class. */
+typedef struct {
+    const char *module, *exports, *as_written, *uses, *as_written_again;
+} WrittenCase;
+
+static const WrittenCase WRITTEN[] = {
+    {"a", "Broken Fine", "a.Broken", "", NULL},
+    {"pkg", "B=a.Broken", "", "", NULL},
+    {"c", "C", "", "pkg.B", "c.C"},
+    {"d", "", "", "c.C", ""},
+    {"e", "", "", "a.Fine", ""},
+};
+#define WRITTEN_COUNT (sizeof WRITTEN / sizeof *WRITTEN)
+
+typedef struct {
+    Module modules[WRITTEN_COUNT];
+    P2sStrings as_written[WRITTEN_COUNT], uses[WRITTEN_COUNT];
+    P2sStrbuf again;
+} WrittenWorld;
+
+static void split_into(P2sStrings *out, const char *words)
+{
+    p2s_strings_release(out);
+    for (const char *p = words; *p;) {
+        size_t n = strcspn(p, " ");
+        array_push(out, p2s_strndup(p, n));
+        p += n + (p[n] == ' ');
+    }
+}
+
+static bool written_facts(void *ctx, size_t i, P2sModuleFacts *out)
+{
+    WrittenWorld *w = ctx;
+    const Module *m = &w->modules[i];
+    *out = (P2sModuleFacts){0};
+    out->module = WRITTEN[i].module;
+    out->exports = &m->exports;
+    out->export_targets = &m->targets;
+    out->as_written = &w->as_written[i];
+    out->uses = &w->uses[i];
+    return true;
+}
+
+static void written_again(void *ctx, const size_t *indices, size_t n)
+{
+    WrittenWorld *w = ctx;
+    p2s_strbuf_addf(&w->again, "%s", w->again.len ? ";" : "");
+    for (size_t k = 0; k < n; k++) {
+        const WrittenCase *c = &WRITTEN[indices[k]];
+        p2s_strbuf_addf(&w->again, "%s%s", k ? "," : "", c->module);
+        split_into(&w->as_written[indices[k]], c->as_written_again ? c->as_written_again : "");
+    }
+}
+
+static void test_resolve_as_written_marks_across_modules_until_nothing_changes(void **state)
+{
+    (void)state;
+    ModuleCase data[WRITTEN_COUNT];
+    WrittenWorld w;
+    memset(&w, 0, sizeof w);
+    p2s_strbuf_init(&w.again);
+    for (size_t i = 0; i < WRITTEN_COUNT; i++) {
+        data[i] = (ModuleCase){WRITTEN[i].module, WRITTEN[i].exports, "", NULL, false, NULL, 0};
+        w.modules[i].data = &data[i];
+        module_set(&w.modules[i], WRITTEN[i].exports, "");
+        split_into(&w.as_written[i], WRITTEN[i].as_written);
+        split_into(&w.uses[i], WRITTEN[i].uses);
+    }
+    P2sExternals external;
+    p2s_externals_init(&external);
+    p2s_resolve_as_written(&external, WRITTEN_COUNT, written_facts, written_again, &w);
+    P2sStrbuf marked;
+    p2s_strbuf_init(&marked);
+    for (const char *const *q = (const char *const[]){"a.Broken", "pkg.B", "c.C", "a.Fine", NULL}; *q; q++) {
+        const P2sExternal *e = p2s_externals_get(&external, *q, strlen(*q));
+        p2s_strbuf_addf(&marked, "%s%s", marked.len ? " " : "", e && e->as_written ? *q : "-");
+    }
+    /* c is checked again for pkg.B (a re-export of a.Broken), then d for c.C; e never */
+    assert_string_equal(marked.buf, "a.Broken pkg.B c.C -");
+    assert_string_equal(w.again.buf, "c;d");
+    p2s_strbuf_release(&marked);
+    p2s_externals_release(&external);
+    for (size_t i = 0; i < WRITTEN_COUNT; i++) {
+        p2s_strings_release(&w.modules[i].exports);
+        p2s_strings_release(&w.modules[i].targets);
+        p2s_signatures_release(&w.modules[i].signatures);
+        p2s_nameset_release(&w.modules[i].misses);
+        p2s_strings_release(&w.as_written[i]);
+        p2s_strings_release(&w.uses[i]);
+    }
+    p2s_strbuf_release(&w.again);
+}
+
 static void test_resolve_qualify_leaves_a_top_level_name_bare(void **state)
 {
     (void)state;
@@ -265,6 +363,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_resolve_rounds_as_tabled),
         cmocka_unit_test(test_resolve_add_exports_adds_what_a_round_adds),
+        cmocka_unit_test(test_resolve_as_written_marks_across_modules_until_nothing_changes),
         cmocka_unit_test(test_resolve_qualify_leaves_a_top_level_name_bare),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
