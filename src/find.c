@@ -256,15 +256,9 @@ static void find__bind_assignment(Finder *f, TSNode assign)
 
 static void find__bind_parameters(Finder *f, size_t scope, TSNode params)
 {
-    uint32_t n = ts_node_named_child_count(params);
-    for (uint32_t i = 0; i < n; i++) {
-        TSNode p = ts_node_named_child(params, i);
-        TSNode name = p2s_child(p, P2S_FIELD_NAME);
-        if (p2s_node_present(name))
-            find__bind_pattern(f, scope, name, 0);
-        else
-            find__bind_pattern(f, scope, p, 0);
-    }
+    uint32_t n = p2s_signature_param_count(params);
+    for (uint32_t i = 0; i < n; i++)
+        find__bind_pattern(f, scope, p2s_signature_param_target(params, i), 0);
 }
 
 /* What the walk does with a node, by its symbol (looked up once per grammar symbol). */

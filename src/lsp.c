@@ -59,14 +59,6 @@ typedef struct {
     P2sTranspileStatus kept_status;
 } LspDoc;
 
-/* The settings merged with one configuration file (NULL path: none): the rules of the documents
- * below it, and the configuration of the workspace folders it serves. */
-typedef struct {
-    char *config_path;
-    P2sConfig config;           /* empty when broken */
-    P2sRules rules;
-} LspRules;
-
 struct P2sLsp {
     P2sLspOptions opts;
     P2sRpcFramer framer;
@@ -75,7 +67,8 @@ struct P2sLsp {
     bool nul_in_message;        /* the message being handled had \u0000 escapes */
     Array(LspDoc *) docs;
     Array(P2sWorkspace *) folders;
-    Array(LspRules *) rules;
+    P2sSettingsCache rules;     /* per configuration file: the rules of the documents below it
+                                   and the configuration of the workspace folders it serves */
     P2sSettings settings;       /* the client's, in the command line's terms */
 };
 
@@ -141,35 +134,21 @@ static void lsp__settings_read(P2sLsp *s, const cJSON *settings)
  * cached per configuration file: the one the client names (`config`), none (`noConfig`), else
  * the nearest. A broken configuration is shown once, and the built-in rules and no configuration
  * used. */
-static const LspRules *lsp__settings_for(P2sLsp *s, const char *dir)
+static const P2sFileSettings *lsp__settings_for(P2sLsp *s, const char *dir)
 {
     char *path = p2s_settings_config_path(&s->settings, dir);
-    for (size_t i = 0; i < s->rules.size; i++) {
-        LspRules *r = s->rules.contents[i];
-        if ((!r->config_path && !path) || (r->config_path && path && strcmp(r->config_path, path) == 0)) {
-            p2s_free(path);
-            return r;
-        }
-    }
-    LspRules *r = p2s_calloc(1, sizeof *r);
-    r->config_path = path;
+    const P2sFileSettings *r;
     P2sStrbuf err;
     p2s_strbuf_init(&err);
-    if (p2s_settings_load(&s->settings, path, &r->config, &r->rules, &err) < 0) {
+    if (p2s_settings_for(&s->settings, &s->rules, path, &r, &err) < 0) {
         P2sStrbuf text;
         p2s_strbuf_init(&text);
         p2s_strbuf_addf(&text, "pylayer2static: %s (using the built-in rules)", err.buf);
         lsp__message(s, "window/showMessage", 1, text.buf);
         p2s_strbuf_release(&text);
-        p2s_config_release(&r->config);
-        p2s_rules_release(&r->rules);
-        memset(&r->config, 0, sizeof r->config);
-        memset(&r->rules, 0, sizeof r->rules);
-        p2s_strbuf_reset(&err);
-        p2s_rules_load_default(&r->rules, &err);
     }
     p2s_strbuf_release(&err);
-    array_push(&s->rules, r);
+    p2s_free(path);
     return r;
 }
 
@@ -630,24 +609,13 @@ static void lsp__did_close(P2sLsp *s, const cJSON *params)
     }
 }
 
-static void lsp__forget_rules(P2sLsp *s)
-{
-    for (size_t i = 0; i < s->rules.size; i++) {
-        p2s_rules_release(&s->rules.contents[i]->rules);
-        p2s_config_release(&s->rules.contents[i]->config);
-        p2s_free(s->rules.contents[i]->config_path);
-        p2s_free(s->rules.contents[i]);
-    }
-    array_delete(&s->rules);
-}
-
 static void lsp__did_change_configuration(P2sLsp *s, const cJSON *params)
 {
     lsp__settings_read(s, lsp__get(params, "settings"));
     /* Documents point at cached rules: they are placed again before the cache is gone. */
     for (size_t i = 0; i < s->docs.size; i++)
         s->docs.contents[i]->rules = NULL;
-    lsp__forget_rules(s);
+    p2s_settings_cache_release(&s->rules);
     for (size_t i = 0; i < s->folders.size; i++)
         p2s_workspace_configure(s->folders.contents[i], &lsp__settings_for(s, s->folders.contents[i]->root)->config);
     if (s->opts.file_system)
@@ -966,7 +934,7 @@ void p2s_lsp_delete(P2sLsp *s)
         p2s_free(s->folders.contents[i]);
     }
     array_delete(&s->folders);
-    lsp__forget_rules(s);
+    p2s_settings_cache_release(&s->rules);
     p2s_settings_release(&s->settings);
     p2s_rpc_framer_release(&s->framer);
     p2s_strbuf_release(&s->out);

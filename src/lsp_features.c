@@ -7,6 +7,7 @@
 
 #include "lsp_text.h"
 #include "parse.h"
+#include "signature.h"
 
 #define FEATURES_TEXT_MAX 60    /* longer argument texts are cut, with an ellipsis */
 
@@ -130,7 +131,7 @@ static void features__fix_ctx(cJSON *actions, const char *uri, const P2sSource *
     params = features__enclosing(params, "parameters");
     if (ts_node_is_null(params) || ts_node_start_byte(params) >= src->len || src->bytes[ts_node_start_byte(params)] != '(')
         return;
-    const char *text = ts_node_named_child_count(params) > 0 ? "ctx, " : "ctx";
+    const char *text = p2s_signature_param_count(params) > 0 ? "ctx, " : "ctx";
     features__add_fix(actions, uri, src, d, "Add `ctx` as the first parameter", true, ts_node_start_byte(params) + 1, text);
 }
 

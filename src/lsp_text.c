@@ -57,18 +57,11 @@ P2sLspPosition p2s_lsp_position(const P2sSource *src, size_t offset)
     P2sLspPosition pos = {0, 0};
     if (offset > src->len)
         offset = src->len;
-    size_t lo = 0, hi = src->line_starts.size;  /* the last line start <= offset */
-    while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (src->line_starts.contents[mid] <= offset)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    size_t start = src->line_starts.size ? src->line_starts.contents[lo] : 0;
+    size_t line = p2s_source_line_index(src, offset);
+    size_t start = src->line_starts.size ? src->line_starts.contents[line] : 0;
     if (start > offset)
         start = offset;
-    pos.line = (uint32_t)lo;
+    pos.line = (uint32_t)line;
     pos.character = (uint32_t)p2s_lsp_utf16_len(src->bytes + start, offset - start);
     return pos;
 }

@@ -229,42 +229,15 @@ done:
     return code;
 }
 
-/* A configuration file (NULL: none) and the rules merged from it and the command line
- * (settings.h). Each input is run with those of its own project. */
-typedef struct {
-    char *path;
-    P2sConfig config;
-    P2sRules rules;
-} MainSettings;
-
-typedef Array(MainSettings *) MainSettingsList;
-
-static void main__settings_release(MainSettingsList *list)
+/* The settings of path's configuration file (NULL: none; settings.h), read the first time it
+ * is asked for: each input is run with those of its own project. NULL (the reason printed)
+ * when they cannot be read. */
+static const P2sFileSettings *main__settings_for(const P2sOptions *opts, P2sSettingsCache *cache, const char *path)
 {
-    for (size_t i = 0; i < list->size; i++) {
-        p2s_free(list->contents[i]->path);
-        p2s_config_release(&list->contents[i]->config);
-        p2s_rules_release(&list->contents[i]->rules);
-        p2s_free(list->contents[i]);
-    }
-    array_delete(list);
-}
-
-/* The settings read from path, loaded the first time a path is asked for; NULL (the reason
- * printed) when they cannot be read. */
-static const MainSettings *main__settings_for(const P2sOptions *opts, MainSettingsList *list, const char *path)
-{
-    for (size_t i = 0; i < list->size; i++) {
-        const char *loaded = list->contents[i]->path;
-        if ((!loaded && !path) || (loaded && path && strcmp(loaded, path) == 0))
-            return list->contents[i];
-    }
-    MainSettings *s = p2s_calloc(1, sizeof *s);
-    s->path = path ? p2s_strdup(path) : NULL;
-    array_push(list, s);
+    const P2sFileSettings *s;
     P2sStrbuf err;
     p2s_strbuf_init(&err);
-    int rc = p2s_settings_load(&opts->settings, path, &s->config, &s->rules, &err);
+    int rc = p2s_settings_for(&opts->settings, cache, path, &s, &err);
     if (rc < 0)
         fprintf(stderr, "%s\n", err.buf);
     p2s_strbuf_release(&err);
@@ -282,7 +255,7 @@ static char *main__config_path(const P2sOptions *opts)
 
 /* Runs opts->input with the settings and project of its own: its walk's excludes and jobs as
  * settings.c merges the command line's with its configuration's. */
-static int main__run_input(const P2sOptions *opts, const MainSettings *settings, P2sReport *report)
+static int main__run_input(const P2sOptions *opts, const P2sFileSettings *settings, P2sReport *report)
 {
     P2sWalkSettings walk;
     p2s_settings_walk(&opts->excludes, opts->jobs, &settings->config, &walk);
@@ -304,8 +277,8 @@ static int main__run_input(const P2sOptions *opts, const MainSettings *settings,
 int main(int argc, char **argv)
 {
     P2sOptions opts;
-    MainSettingsList settings = {0};
-    Array(const MainSettings *) settings_of = {0};  /* per input */
+    P2sSettingsCache settings = {0};
+    Array(const P2sFileSettings *) settings_of = {0};  /* per input */
     P2sStrbuf err;
     int code = P2S_EXIT_OK;
 
@@ -336,7 +309,7 @@ int main(int argc, char **argv)
         if (p2s_cli_validate(&opts, main__is_dir(opts.inputs.contents[i]), &err) < 0)
             goto usage;
     if (opts.version) {   /* the rules of the command line alone: no input, no configuration */
-        const MainSettings *plain = main__settings_for(&opts, &settings, NULL);
+        const P2sFileSettings *plain = main__settings_for(&opts, &settings, NULL);
         if (plain)
             main__version(&plain->rules);
         code = plain ? P2S_EXIT_OK : P2S_EXIT_USAGE;
@@ -347,7 +320,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < opts.inputs.size; i++) {
         opts.input = opts.inputs.contents[i];
         char *path = main__config_path(&opts);
-        const MainSettings *one = main__settings_for(&opts, &settings, path);
+        const P2sFileSettings *one = main__settings_for(&opts, &settings, path);
         p2s_free(path);
         if (!one) {
             code = P2S_EXIT_USAGE;
@@ -368,7 +341,7 @@ usage:
     code = P2S_EXIT_USAGE;
 done:
     array_delete(&settings_of);
-    main__settings_release(&settings);
+    p2s_settings_cache_release(&settings);
     p2s_cli_release(&opts);
     p2s_strbuf_release(&err);
     if (fflush(stdout) != 0 && code == P2S_EXIT_OK)

@@ -67,6 +67,44 @@ int p2s_settings_load(const P2sSettings *self, const char *config_path, P2sConfi
     return 0;
 }
 
+int p2s_settings_for(const P2sSettings *self, P2sSettingsCache *cache, const char *config_path,
+                     const P2sFileSettings **out, P2sStrbuf *err)
+{
+    for (size_t i = 0; i < cache->size; i++) {
+        const char *read = cache->contents[i]->config_path;
+        if ((!read && !config_path) || (read && config_path && strcmp(read, config_path) == 0)) {
+            *out = cache->contents[i];
+            return 0;
+        }
+    }
+    P2sFileSettings *entry = p2s_calloc(1, sizeof *entry);
+    entry->config_path = config_path ? p2s_strdup(config_path) : NULL;
+    array_push(cache, entry);
+    *out = entry;
+    if (p2s_settings_load(self, config_path, &entry->config, &entry->rules, err) == 0)
+        return 0;
+    p2s_config_release(&entry->config);
+    p2s_rules_release(&entry->rules);
+    memset(&entry->config, 0, sizeof entry->config);
+    memset(&entry->rules, 0, sizeof entry->rules);
+    P2sStrbuf ignored;
+    p2s_strbuf_init(&ignored);
+    p2s_rules_load_default(&entry->rules, &ignored);
+    p2s_strbuf_release(&ignored);
+    return -1;
+}
+
+void p2s_settings_cache_release(P2sSettingsCache *cache)
+{
+    for (size_t i = 0; i < cache->size; i++) {
+        p2s_free(cache->contents[i]->config_path);
+        p2s_config_release(&cache->contents[i]->config);
+        p2s_rules_release(&cache->contents[i]->rules);
+        p2s_free(cache->contents[i]);
+    }
+    array_delete(cache);
+}
+
 void p2s_settings_walk(const P2sStringList *excludes, unsigned jobs, const P2sConfig *config, P2sWalkSettings *out)
 {
     memset(out, 0, sizeof *out);

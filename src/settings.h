@@ -44,6 +44,27 @@ char *p2s_settings_config_path(const P2sSettings *self, const char *dir);
 int  p2s_settings_load(const P2sSettings *self, const char *config_path, P2sConfig *config, P2sRules *rules,
                        P2sStrbuf *err);
 
+/* The settings merged with one configuration file (config_path NULL: none): its configuration
+ * and the rules, for the inputs (the command line) or the documents and workspace folders (the
+ * language server) it governs. */
+typedef struct {
+    char *config_path;
+    P2sConfig config;           /* empty when it could not be read */
+    P2sRules rules;
+} P2sFileSettings;
+
+/* The settings of each configuration file asked for, each read once; an entry stays where it
+ * is until the cache is released. */
+typedef Array(P2sFileSettings *) P2sSettingsCache;
+
+/* The settings merged with config_path (NULL: no configuration file), read into cache
+ * (p2s_settings_load) the first time that path is asked for. Returns 0 with *out the entry;
+ * -1 when it was just read and could not be: the reason in err, *out an entry with no
+ * configuration and the built-in rules, kept so that a caller that goes on is told once. */
+int  p2s_settings_for(const P2sSettings *self, P2sSettingsCache *cache, const char *config_path,
+                      const P2sFileSettings **out, P2sStrbuf *err);
+void p2s_settings_cache_release(P2sSettingsCache *cache);
+
 /* The walk settings of a tree run: excludes (may be NULL) and jobs (0: not given) are the
  * caller's, config the configuration read for the tree (may be empty). */
 void p2s_settings_walk(const P2sStringList *excludes, unsigned jobs, const P2sConfig *config, P2sWalkSettings *out);

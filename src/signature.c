@@ -71,7 +71,7 @@ P2sSignature *p2s_signature_read(const P2sSource *src, TSNode def, bool only_sta
     P2sStrbuf text;
     p2s_strbuf_init(&text);
     TSNode params = p2s_child(def, P2S_FIELD_PARAMETERS);
-    uint32_t n = !ts_node_is_null(params) ? ts_node_named_child_count(params) : 0;
+    uint32_t n = p2s_signature_param_count(params);
     P2sParamKind kind = P2S_PARAM_POSITIONAL_OR_KEYWORD;
     bool first = true;
     for (uint32_t i = 0; i < n; i++) {
@@ -122,6 +122,18 @@ P2sSignature *p2s_signature_read(const P2sSource *src, TSNode def, bool only_sta
     array_shrink(&sig->params);
     sig->text = p2s_strbuf_detach(&text, NULL);
     return sig;
+}
+
+uint32_t p2s_signature_param_count(TSNode params)
+{
+    return !ts_node_is_null(params) ? ts_node_named_child_count(params) : 0;
+}
+
+TSNode p2s_signature_param_target(TSNode params, uint32_t i)
+{
+    TSNode p = ts_node_named_child(params, i);
+    TSNode name = p2s_child(p, P2S_FIELD_NAME);
+    return !ts_node_is_null(name) ? name : p;
 }
 
 P2sSignature *p2s_signature_copy(const P2sSignature *sig)

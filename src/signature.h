@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <tree_sitter/api.h>
 
 #include "array.h"
@@ -50,6 +51,15 @@ P2sSignature *p2s_signature_copy(const P2sSignature *sig);
 /* Whether two signatures (either may be NULL) bind every call alike. */
 bool p2s_signature_same(const P2sSignature *a, const P2sSignature *b);
 void p2s_signature_free(P2sSignature *sig);
+
+/* The parameters node of a def, or a lambda's lambda_parameters, read for what binds names (find's
+ * scopes) and whether it lists anything (the language server's P2S104 fix): how many parameters
+ * it lists, comments and the `/` and `*` separators included (0 for a null node), and the node
+ * that binds parameter i's names: a default or typed default parameter's name, else the parameter
+ * itself (an identifier, a typed parameter, `*args`, `**kwargs`; a separator or a comment, which
+ * binds nothing). */
+uint32_t p2s_signature_param_count(TSNode params);
+TSNode p2s_signature_param_target(TSNode params, uint32_t i);
 
 /* Signatures, each owned (NULL entries allowed). */
 typedef Array(P2sSignature *) P2sSignatures;

@@ -247,7 +247,7 @@ size_t p2s_source_line_count(const P2sSource *self)
     return self->line_starts.size;
 }
 
-static size_t source__line_index(const P2sSource *self, size_t offset)
+size_t p2s_source_line_index(const P2sSource *self, size_t offset)
 {
     size_t lo = 0, hi = self->line_starts.size;
     while (hi - lo > 1) {
@@ -264,7 +264,7 @@ void p2s_source_position(const P2sSource *self, size_t offset, size_t *line, siz
 {
     if (offset > self->len)
         offset = self->len;
-    size_t index = source__line_index(self, offset);
+    size_t index = p2s_source_line_index(self, offset);
     size_t start = self->line_starts.contents[index];
     if (index == 0 && self->len >= 3 && memcmp(self->bytes, "\xEF\xBB\xBF", 3) == 0 && offset >= 3)
         start = 3;

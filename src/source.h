@@ -46,5 +46,7 @@ void p2s_source_position(const P2sSource *self, size_t offset, size_t *line, siz
 /* The bytes of 1-based line `line`, without its line ending. */
 P2sSpan p2s_source_line_span(const P2sSource *self, size_t line);
 size_t p2s_source_line_count(const P2sSource *self);
+/* The 0-based line that holds offset: the last line start <= offset (0 when the map is empty). */
+size_t p2s_source_line_index(const P2sSource *self, size_t offset);
 
 #endif

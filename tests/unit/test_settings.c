@@ -156,6 +156,46 @@ static void test_settings_walk_adds_excludes_up_and_the_callers_jobs_win(void **
     }
 }
 
+static void test_settings_for_reads_each_configuration_once_and_a_broken_one_falls_back(void **state)
+{
+    (void)state;
+    char *good = write_config("[tool.pylayer2static]\nignore = [\"P2S201\"]\n");
+    char *broken = write_config("[tool.pylayer2static]\nselect = 3\n");
+    P2sSettings settings = {0};
+    P2sSettingsCache cache = {0};
+    const P2sFileSettings *first, *again, *none, *bad, *bad_again;
+    P2sStrbuf err;
+    p2s_strbuf_init(&err);
+
+    assert_int_equal(p2s_settings_for(&settings, &cache, good, &first, &err), 0);
+    assert_string_equal(first->config_path, good);
+    assert_false(p2s_rules_code_enabled(&first->rules, "P2S201"));
+    assert_int_equal(p2s_settings_for(&settings, &cache, good, &again, &err), 0);
+    assert_ptr_equal(again, first);
+    assert_int_equal(p2s_settings_for(&settings, &cache, NULL, &none, &err), 0);
+    assert_ptr_not_equal(none, first);
+    assert_null(none->config_path);
+    assert_true(p2s_rules_code_enabled(&none->rules, "P2S201"));
+    assert_int_equal(err.len, 0);
+
+    /* broken: the reason once, then the built-in rules and no configuration, kept */
+    assert_int_equal(p2s_settings_for(&settings, &cache, broken, &bad, &err), -1);
+    assert_non_null(strstr(err.buf, "expected a string"));
+    assert_int_equal(bad->config.select.size, 0);
+    assert_true(p2s_rules_code_enabled(&bad->rules, "P2S201"));
+    p2s_strbuf_reset(&err);
+    assert_int_equal(p2s_settings_for(&settings, &cache, broken, &bad_again, &err), 0);
+    assert_ptr_equal(bad_again, bad);
+    assert_int_equal(err.len, 0);
+    assert_int_equal(cache.size, 3);
+
+    p2s_settings_cache_release(&cache);
+    assert_int_equal(cache.size, 0);
+    p2s_strbuf_release(&err);
+    remove_config(good);
+    remove_config(broken);
+}
+
 int main(void)
 {
     p2s_alloc_init();
@@ -163,6 +203,7 @@ int main(void)
         cmocka_unit_test(test_settings_caller_select_replaces_the_configurations_selection),
         cmocka_unit_test(test_settings_name_the_configuration_and_spell_errors_as_the_caller),
         cmocka_unit_test(test_settings_walk_adds_excludes_up_and_the_callers_jobs_win),
+        cmocka_unit_test(test_settings_for_reads_each_configuration_once_and_a_broken_one_falls_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -185,6 +185,38 @@ static void test_signature_copy_stands_without_its_source(void **state)
     p2s_signature_free(copy);
 }
 
+/* Each parameter listed, as the text of the node that binds its names. */
+static void test_signature_param_targets_name_each_parameter(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *params;
+        const char *want;
+    } cases[] = {
+        {"", ""},
+        {"ctx, x, /, k=2, *, n: int = 1", "ctx|x|/|k|*|n"},
+        {"ctx, *args, y: float, **kw", "ctx|*args|y: float|**kw"},
+        {"ctx,  # the context\n    x", "ctx|# the context|x"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        Parsed p;
+        parse(&p, cases[c].params, "", "");
+        TSNode params = p2s_child(p.def, P2S_FIELD_PARAMETERS);
+        P2sStrbuf got;
+        p2s_strbuf_init(&got);
+        uint32_t n = p2s_signature_param_count(params);
+        for (uint32_t i = 0; i < n; i++) {
+            P2sSpan s = p2s_node_span(p2s_signature_param_target(params, i));
+            p2s_strbuf_addf(&got, "%s%.*s", i ? "|" : "", (int)(s.end - s.start), p.src.bytes + s.start);
+        }
+        if (strcmp(got.buf, cases[c].want) != 0)
+            fail_msg("(%s): got '%s', want '%s'", cases[c].params, got.buf, cases[c].want);
+        p2s_strbuf_release(&got);
+        parsed_release(&p);
+    }
+    assert_int_equal(p2s_signature_param_count((TSNode){0}), 0);
+}
+
 typedef struct {
     const char *name;
     const char *params;
@@ -294,6 +326,7 @@ int main(void)
         cmocka_unit_test(test_signature_ctx_plain_only_for_a_bare_name),
         cmocka_unit_test(test_signature_receives_ctx_unless_nothing_a_bare_star_or_kwargs_comes_first),
         cmocka_unit_test(test_signature_copy_stands_without_its_source),
+        cmocka_unit_test(test_signature_param_targets_name_each_parameter),
         cmocka_unit_test(test_bind_follows_python),
         cmocka_unit_test(test_bind_counts_positional_capacity_for_messages),
     };

@@ -44,6 +44,13 @@ static void test_source_positions_count_code_points_and_all_line_endings(void **
     assert_int_equal(col, 2);
     P2sSpan l1 = p2s_source_line_span(&src, 1);
     assert_int_equal(l1.end - l1.start, 1);
+    /* 0-based line indices: a line's ending belongs to it, past the end is the last line */
+    static const struct {
+        size_t offset, index;
+    } indices[] = {{0, 0}, {2, 0}, {3, 1}, {4, 1}, {5, 2}, {6, 2}, {7, 3}, {10, 3}, {99, 3}};
+    for (size_t i = 0; i < sizeof indices / sizeof *indices; i++)
+        if (p2s_source_line_index(&src, indices[i].offset) != indices[i].index)
+            fail_msg("offset %zu: line %zu", indices[i].offset, p2s_source_line_index(&src, indices[i].offset));
     p2s_source_release(&src);
 }
 
