@@ -73,10 +73,8 @@ def _argument_stores(fn: types.FunctionType) -> Tuple[Tuple[str, Write], ...]:
     tree = _parsed(fn)
     if tree is None:
         return ()
-    args = tree.args
-    parameters = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
-    parameters.update(a.arg for a in (args.vararg, args.kwarg) if a is not None)
-    parameters.discard((args.posonlyargs + args.args)[0].arg if args.posonlyargs + args.args else None)
+    positional = tree.args.posonlyargs + tree.args.args
+    parameters = _parameters(tree) - ({positional[0].arg} if positional else set())
     assigned = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
     offset = fn.__code__.co_firstlineno - 1
     found = []
@@ -115,12 +113,18 @@ def _root(node: ast.expr) -> Optional[ast.Name]:
     return node if isinstance(node, ast.Name) else None
 
 
-def _locals_of(tree: ast.AST) -> Set[str]:
-    """The names a function binds itself: its parameters and what it assigns, imports or
-    defines, less what it declares `global` or `nonlocal`."""
+def _parameters(tree: Any) -> Set[str]:
+    """The names of a function's parameters."""
     args = tree.args
     names = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
     names.update(a.arg for a in (args.vararg, args.kwarg) if a is not None)
+    return names
+
+
+def _locals_of(tree: ast.AST) -> Set[str]:
+    """The names a function binds itself: its parameters and what it assigns, imports or
+    defines, less what it declares `global` or `nonlocal`."""
+    names = _parameters(tree)
     declared: Set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
