@@ -1,4 +1,6 @@
-/* lsp.c — the language server: documents, configuration, dispatch and the stdio loop. */
+/* lsp.c — the language server: the client's messages dispatched (requests, notifications,
+ * JSON-RPC errors, the lifecycle), the server value fed with bytes, and the stdio loop around
+ * it. Settings: lsp_settings.c; documents and workspace folders: lsp_documents.c. */
 #include "lsp.h"
 
 #include <cjson/cJSON.h>
@@ -10,436 +12,17 @@
 #include <unistd.h>
 
 #include "alloc.h"
-#include "config.h"
 #include "jsonrpc.h"
+#include "lsp_documents.h"
 #include "lsp_features.h"
-#include "lsp_reuse.h"
+#include "lsp_server.h"
+#include "lsp_settings.h"
 #include "lsp_text.h"
 #include "lsp_workspace.h"
-#include "rules.h"
-#include "settings.h"
 #include "transpile.h"
 #include "version.h"
 
 #define LSP_COALESCE_ROUNDS 16   /* reads in a row before pending diagnostics are published anyway */
-
-/* One open document and its last analysis. The analysis (src, unit) views text: it is dropped
- * before text changes. */
-typedef struct {
-    char *uri;
-    char *path;                 /* NULL for a URI that is no file (untitled:) */
-    double version;
-    P2sStrbuf text;
-    TSTree *tree;               /* the last parse, told of every edit since; NULL: parse anew */
-    bool dirty;                 /* changed since its diagnostics were published */
-    const P2sRules *rules;
-    P2sWorkspace *ws;           /* the folder it belongs to, or NULL */
-    char *module;               /* its module name in ws */
-    bool is_package;
-    bool nul;                   /* text may hold NUL bytes, received as \u0000 and kept as 0x01
-                                   (cJSON strings end at a NUL): analyzed as NULs */
-    char *nul_copy;             /* the analyzed bytes when nul: text with 0x01 as NUL */
-    bool analyzed;              /* src and unit hold the analysis of text */
-    bool full;                  /* ... with the output made and verified (not only linted) */
-    bool too_large;
-    P2sSource src;
-    P2sUnit unit;
-    P2sTranspileStatus status;
-    bool stale_findings;        /* diagnostics kept across an edit (lsp_reuse.h): unit.found is
-                                   empty, and a request that reads it analyzes in full first */
-    P2sLspFacts facts;          /* of the last full analysis, shifted across kept edits */
-    /* The analysis of the text before the pending changes, kept by didChange so that the next
-     * analysis may keep its diagnostics (one ranged change only; anything else forgets it). Its
-     * unit's src is not read: kept_text holds those bytes. */
-    bool kept;
-    size_t kept_changes;
-    size_t edit_start, edit_old_end, edit_new_end;
-    P2sStrbuf kept_text;
-    P2sUnit kept_unit;
-    P2sTranspileStatus kept_status;
-} LspDoc;
-
-struct P2sLsp {
-    P2sLspOptions opts;
-    P2sRpcFramer framer;
-    P2sStrbuf out;
-    bool initialized, shut_down, exiting;
-    bool nul_in_message;        /* the message being handled had \u0000 escapes */
-    Array(LspDoc *) docs;
-    Array(P2sWorkspace *) folders;
-    P2sSettingsCache rules;     /* per configuration file: the rules of the documents below it
-                                   and the configuration of the workspace folders it serves */
-    P2sSettings settings;       /* the client's, in the command line's terms */
-};
-
-/* ---- output ---- */
-
-static void lsp__send(P2sLsp *s, cJSON *msg)
-{
-    p2s_rpc_frame_json(&s->out, msg);
-    cJSON_Delete(msg);
-}
-
-static void lsp__message(P2sLsp *s, const char *method, int type, const char *text)
-{
-    cJSON *params = cJSON_CreateObject();
-    cJSON_AddNumberToObject(params, "type", type);
-    cJSON_AddStringToObject(params, "message", text);
-    lsp__send(s, p2s_rpc_notification(method, params));
-}
-
-/* ---- settings and rules ---- */
-
-/* A string or an array of strings, appended to out; true when the key was given. */
-static bool lsp__strings(const cJSON *obj, const char *key, P2sStrings *out)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (cJSON_IsString(v)) {
-        array_push(out, p2s_strdup(v->valuestring));
-        return true;
-    }
-    if (!cJSON_IsArray(v))
-        return false;
-    for (const cJSON *item = v->child; item; item = item->next)
-        if (cJSON_IsString(item))
-            array_push(out, p2s_strdup(item->valuestring));
-    return true;
-}
-
-/* Reads settings: `{"pylayer2static": {...}}` or the inner object itself, with the keys rules,
- * select, ignore, warn (strings or arrays of strings), config (a path), noConfig (a bool).
- * Without a file system no file is read: neither rules files nor a configuration. */
-static void lsp__settings_read(P2sLsp *s, const cJSON *settings)
-{
-    P2sSettings *st = &s->settings;
-    p2s_settings_release(st);
-    st->no_config = !s->opts.file_system;
-    if (!cJSON_IsObject(settings))
-        return;
-    const cJSON *inner = cJSON_GetObjectItemCaseSensitive(settings, "pylayer2static");
-    if (cJSON_IsObject(inner))
-        settings = inner;
-    if (s->opts.file_system)
-        lsp__strings(settings, "rules", &st->rules_files);
-    st->select_given = lsp__strings(settings, "select", &st->select);
-    lsp__strings(settings, "ignore", &st->ignore);
-    lsp__strings(settings, "warn", &st->warn);
-    const cJSON *config = cJSON_GetObjectItemCaseSensitive(settings, "config");
-    if (cJSON_IsString(config) && config->valuestring[0])
-        st->config = p2s_strdup(config->valuestring);
-    st->no_config |= cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(settings, "noConfig"));
-}
-
-/* The settings for documents and folders in dir (NULL: no directory, e.g. an untitled buffer),
- * cached per configuration file: the one the client names (`config`), none (`noConfig`), else
- * the nearest. A broken configuration is shown once, and the built-in rules and no configuration
- * used. */
-static const P2sFileSettings *lsp__settings_for(P2sLsp *s, const char *dir)
-{
-    char *path = p2s_settings_config_path(&s->settings, dir);
-    const P2sFileSettings *r;
-    P2sStrbuf err;
-    p2s_strbuf_init(&err);
-    if (p2s_settings_for(&s->settings, &s->rules, path, &r, &err) < 0) {
-        P2sStrbuf text;
-        p2s_strbuf_init(&text);
-        p2s_strbuf_addf(&text, "pylayer2static: %s (using the built-in rules)", err.buf);
-        lsp__message(s, "window/showMessage", 1, text.buf);
-        p2s_strbuf_release(&text);
-    }
-    p2s_strbuf_release(&err);
-    p2s_free(path);
-    return r;
-}
-
-static char *lsp__dirname(const char *path)
-{
-    const char *slash = path ? strrchr(path, '/') : NULL;
-    if (!slash)
-        return NULL;
-    return p2s_strndup(path, slash == path ? 1 : (size_t)(slash - path));
-}
-
-/* ---- documents ---- */
-
-static void lsp__drop_analysis(LspDoc *d)
-{
-    if (!d->analyzed)
-        return;
-    p2s_unit_release(&d->unit);
-    p2s_source_release(&d->src);
-    p2s_free(d->nul_copy);
-    d->nul_copy = NULL;
-    d->analyzed = false;
-    d->too_large = false;
-}
-
-static void lsp__forget_kept(LspDoc *d)
-{
-    if (d->kept)
-        p2s_unit_release(&d->kept_unit);
-    d->kept = false;
-}
-
-static void lsp__doc_delete(LspDoc *d)
-{
-    lsp__drop_analysis(d);
-    lsp__forget_kept(d);
-    p2s_lsp_facts_release(&d->facts);
-    p2s_strbuf_release(&d->kept_text);
-    if (d->tree)
-        ts_tree_delete(d->tree);
-    p2s_strbuf_release(&d->text);
-    p2s_free(d->uri);
-    p2s_free(d->path);
-    p2s_free(d->module);
-    p2s_free(d);
-}
-
-static LspDoc *lsp__doc(P2sLsp *s, const char *uri)
-{
-    for (size_t i = 0; i < s->docs.size; i++)
-        if (strcmp(s->docs.contents[i]->uri, uri) == 0)
-            return s->docs.contents[i];
-    return NULL;
-}
-
-/* Where a document belongs: its folder (the deepest that contains it), module and rules. */
-static void lsp__place(P2sLsp *s, LspDoc *d)
-{
-    lsp__forget_kept(d);
-    p2s_free(d->module);
-    d->module = NULL;
-    d->ws = NULL;
-    size_t best = 0;
-    for (size_t i = 0; d->path && i < s->folders.size; i++) {
-        P2sWorkspace *ws = s->folders.contents[i];
-        size_t n = strlen(ws->root);
-        if (p2s_workspace_contains(ws, d->path) && n >= best) {
-            d->ws = ws;
-            best = n;
-        }
-    }
-    if (d->ws)
-        d->module = p2s_workspace_module_name(d->ws, d->path, &d->is_package);
-    char *dir = lsp__dirname(d->path);
-    d->rules = &lsp__settings_for(s, dir)->rules;
-    p2s_free(dir);
-}
-
-/* P2S_LSP_CHECK_REUSE=1 (the tests): every kept result is compared with a full analysis of the
- * same text, and a difference aborts the server. */
-static void lsp__check_kept(const LspDoc *d)
-{
-    const char *env = getenv("P2S_LSP_CHECK_REUSE");
-    if (!env || strcmp(env, "1") != 0)
-        return;
-    P2sUnit unit;
-    p2s_unit_init(&unit, &d->src);
-    unit.lint_only = true;
-    P2sTranspileStatus status = p2s_unit_parse(&unit);
-    if (status == P2S_TRANSPILE_OK) {
-        P2sModule module = {d->module, d->is_package, d->ws ? &d->ws->external : NULL, P2S_READ_ALL};
-        p2s_unit_find(&unit, d->rules, d->module ? &module : NULL);
-        status = p2s_unit_finish(&unit, d->rules);
-    }
-    bool same = status == d->status && p2s_lsp_same_diagnostics(&unit.sink, &d->unit.sink);
-    p2s_unit_release(&unit);
-    fprintf(stderr, "pylayer2static lsp: kept the diagnostics of %s\n", d->uri);
-    if (!same) {
-        fprintf(stderr, "pylayer2static lsp: kept diagnostics differ from a full analysis (edit %zu..%zu -> %zu)\n",
-                d->edit_start, d->edit_old_end, d->edit_new_end);
-        abort();
-    }
-}
-
-/* After the reparse of a lint analysis: the previous diagnostics, shifted, when the one edit
- * since cannot change them (lsp_reuse.h). edited is the previous tree told of the edit (NULL:
- * the text was parsed anew). */
-static bool lsp__keep_diagnostics(LspDoc *d, const TSTree *edited)
-{
-    if (!d->kept || d->kept_changes != 1 || !edited || d->unit.sink.items.size > 0 || !d->unit.tree ||
-        !d->kept_unit.tree || d->nul)
-        return false;
-    P2sLspEdit edit = {d->kept_text.buf, d->kept_text.len, d->kept_unit.tree, &d->kept_unit.sink,
-                       d->edit_start, d->edit_old_end, d->edit_new_end};
-    if (!p2s_lsp_reuse(&edit, &d->src, d->unit.tree, &d->facts, &d->unit.sink))
-        return false;
-    d->status = d->kept_status;
-    lsp__check_kept(d);
-    return true;
-}
-
-/* Runs the CLI's pipeline over the document: reparse from the edited tree, find, then check and
- * plan (lint only: the diagnostics) or the whole of finish (full: the output, verified); or,
- * after one edit that cannot change them, the previous diagnostics (lsp__keep_diagnostics). */
-static void lsp__analyze(LspDoc *d, bool full)
-{
-    lsp__drop_analysis(d);
-    d->analyzed = true;
-    d->full = full;
-    if (d->text.len > P2S_LSP_MAX_DOC) {
-        lsp__forget_kept(d);
-        d->too_large = true;
-        if (d->tree)
-            ts_tree_delete(d->tree);
-        d->tree = NULL;
-        return;
-    }
-    const char *bytes = d->text.buf;
-    if (d->nul && !memchr(d->text.buf, 0x01, d->text.len))
-        d->nul = false;
-    if (d->nul) {  /* the NULs the client sent, where the text keeps them as 0x01 */
-        d->nul_copy = p2s_strndup(d->text.buf, d->text.len);
-        for (char *p = d->nul_copy; (p = memchr(p, 0x01, d->text.len - (size_t)(p - d->nul_copy))); p++)
-            *p = '\0';
-        bytes = d->nul_copy;
-    }
-    p2s_source_view(&d->src, d->path ? d->path : d->uri, bytes, d->text.len);
-    p2s_unit_init(&d->unit, &d->src);
-    d->unit.lint_only = !full;
-    TSTree *tree = NULL, *edited = d->tree;
-    d->status = p2s_unit_reparse(&d->unit, edited, &tree);
-    d->tree = tree;
-    d->stale_findings = false;
-    if (d->status == P2S_TRANSPILE_OK && !full && lsp__keep_diagnostics(d, edited)) {
-        d->stale_findings = true;
-    } else if (d->status == P2S_TRANSPILE_OK) {
-        P2sModule module = {d->module, d->is_package, d->ws ? &d->ws->external : NULL, P2S_READ_ALL};
-        p2s_unit_find(&d->unit, d->rules, d->module ? &module : NULL);
-        d->status = p2s_unit_finish(&d->unit, d->rules);
-    }
-    if (!d->stale_findings && p2s_transpile_made_output(d->status) && d->unit.tree)
-        p2s_lsp_facts_set(&d->facts, &d->unit.found);
-    else if (!d->stale_findings)
-        p2s_lsp_facts_release(&d->facts);
-    if (edited)
-        ts_tree_delete(edited);
-    lsp__forget_kept(d);
-}
-
-/* Requests read the findings: after kept diagnostics they are made (the diagnostics are the
- * same, so nothing is published again). */
-static void lsp__need_findings(LspDoc *d)
-{
-    if (d->analyzed && d->stale_findings && !d->too_large)
-        lsp__analyze(d, d->full);
-}
-
-static void lsp__publish(P2sLsp *s, LspDoc *d)
-{
-    cJSON *params = cJSON_CreateObject();
-    cJSON_AddStringToObject(params, "uri", d->uri);
-    cJSON_AddNumberToObject(params, "version", d->version);
-    cJSON *diags;
-    if (d->too_large) {
-        diags = cJSON_CreateArray();
-        cJSON *diag = cJSON_CreateObject();
-        P2sSource empty;
-        p2s_source_view(&empty, "", "", 0);
-        cJSON_AddItemToObject(diag, "range", p2s_lsp_range(&empty, 0, 0));
-        p2s_source_release(&empty);
-        cJSON_AddNumberToObject(diag, "severity", 3);
-        cJSON_AddStringToObject(diag, "source", P2S_LSP_SOURCE);
-        cJSON_AddStringToObject(diag, "message", "the document is larger than 16 MiB: not analyzed by the language server (the command line still checks it)");
-        cJSON_AddItemToArray(diags, diag);
-    } else {
-        diags = p2s_lsp_diagnostics(&d->src, &d->unit.sink);
-    }
-    cJSON_AddItemToObject(params, "diagnostics", diags);
-    lsp__send(s, p2s_rpc_notification("textDocument/publishDiagnostics", params));
-}
-
-/* Brings a document's analysis up to date, publishing its diagnostics when they changed. */
-static void lsp__refresh(P2sLsp *s, LspDoc *d)
-{
-    if (!d->dirty && d->analyzed)
-        return;
-    lsp__analyze(d, false);
-    lsp__publish(s, d);
-    d->dirty = false;
-}
-
-/* ---- workspace folders ---- */
-
-static const char *lsp__overlay(void *ctx, const char *path, size_t *len)
-{
-    P2sLsp *s = ctx;
-    for (size_t i = 0; i < s->docs.size; i++) {
-        LspDoc *d = s->docs.contents[i];
-        if (d->path && strcmp(d->path, path) == 0) {
-            *len = d->text.len;
-            return d->text.buf;
-        }
-    }
-    return NULL;
-}
-
-static void lsp__scan(P2sLsp *s, P2sWorkspace *ws)
-{
-    P2sStrbuf text;
-    p2s_strbuf_init(&text);
-    p2s_workspace_scan(ws, &lsp__settings_for(s, ws->root)->rules, lsp__overlay, s);
-    p2s_strbuf_addf(&text, "pylayer2static: indexed %zu modules in %s", ws->modules.size, ws->root);
-    if (ws->skipped)
-        p2s_strbuf_addf(&text, " (%zu files skipped: over %d files or %zu MiB each)", ws->skipped,
-                        P2S_WS_MAX_FILES, P2S_WS_MAX_FILE >> 20);
-    lsp__message(s, "window/logMessage", 4, text.buf);
-    p2s_strbuf_release(&text);
-    for (size_t i = 0; i < s->docs.size; i++) {
-        if (s->docs.contents[i]->ws == ws) {
-            s->docs.contents[i]->dirty = true;
-            lsp__forget_kept(s->docs.contents[i]);
-        }
-    }
-}
-
-static void lsp__add_folder(P2sLsp *s, const char *uri)
-{
-    char *path = p2s_lsp_uri_to_path(uri);
-    if (!path)
-        return;
-    for (size_t i = 0; i < s->folders.size; i++)
-        if (strcmp(s->folders.contents[i]->root, path) == 0) {
-            p2s_free(path);
-            return;
-        }
-    P2sWorkspace *ws = p2s_malloc(sizeof *ws);
-    p2s_workspace_init(ws, path, &lsp__settings_for(s, path)->config);
-    array_push(&s->folders, ws);
-    p2s_free(path);
-}
-
-static void lsp__place_all(P2sLsp *s)
-{
-    for (size_t i = 0; i < s->docs.size; i++) {
-        lsp__place(s, s->docs.contents[i]);
-        s->docs.contents[i]->dirty = true;
-    }
-}
-
-static void lsp__scan_all(P2sLsp *s)
-{
-    lsp__place_all(s);
-    for (size_t i = 0; i < s->folders.size; i++)
-        lsp__scan(s, s->folders.contents[i]);
-}
-
-/* After a save: when the module's exported PyLayers (or their forward signatures) differ from
- * the index, the folder is indexed again (other open documents may resolve or bind differently
- * now). */
-static void lsp__saved(P2sLsp *s, LspDoc *d)
-{
-    if (!d->ws || !d->module)
-        return;
-    lsp__refresh(s, d);
-    lsp__need_findings(d);
-    if (d->too_large || d->status == P2S_TRANSPILE_INPUT_ERROR || !d->unit.tree)
-        return;
-    if (p2s_workspace_exports_current(p2s_workspace_module(d->ws, d->path), &d->unit.found))
-        return;
-    lsp__scan(s, d->ws);
-}
 
 /* ---- parameters ---- */
 
@@ -477,13 +60,13 @@ static bool lsp__get_range(const cJSON *obj, P2sLspPosition *start, P2sLspPositi
 }
 
 /* The open document named by params.textDocument.uri, up to date; NULL when not open. */
-static LspDoc *lsp__param_doc(P2sLsp *s, const cJSON *params)
+static P2sLspDoc *lsp__param_doc(P2sLsp *s, const cJSON *params)
 {
     const char *uri = lsp__get_string(lsp__get(params, "textDocument"), "uri");
-    LspDoc *d = uri ? lsp__doc(s, uri) : NULL;
+    P2sLspDoc *d = uri ? p2s_lsp_doc(s, uri) : NULL;
     if (d) {
-        lsp__refresh(s, d);
-        lsp__need_findings(d);
+        p2s_lsp_doc_refresh(s, d);
+        p2s_lsp_doc_need_findings(d);
     }
     return d;
 }
@@ -496,17 +79,17 @@ static void lsp__did_open(P2sLsp *s, const cJSON *params)
     const char *uri = lsp__get_string(item, "uri"), *text = lsp__get_string(item, "text");
     if (!uri || !text)
         return;
-    LspDoc *d = lsp__doc(s, uri);
+    P2sLspDoc *d = p2s_lsp_doc(s, uri);
     if (!d) {
         d = p2s_calloc(1, sizeof *d);
         p2s_strbuf_init(&d->text);
         d->uri = p2s_strdup(uri);
         d->path = p2s_lsp_uri_to_path(uri);
         array_push(&s->docs, d);
-        lsp__place(s, d);
+        p2s_lsp_doc_place(s, d);
     }
-    lsp__drop_analysis(d);
-    lsp__forget_kept(d);
+    p2s_lsp_doc_drop_analysis(d);
+    p2s_lsp_doc_forget_kept(d);
     if (d->tree)
         ts_tree_delete(d->tree);
     d->tree = NULL;
@@ -518,39 +101,15 @@ static void lsp__did_open(P2sLsp *s, const cJSON *params)
     d->dirty = true;
 }
 
-/* Before the text changes: an up-to-date lint analysis is kept (lsp__keep_diagnostics may reuse
- * it), any other dropped. */
-static void lsp__keep_or_drop(LspDoc *d)
-{
-    if (!d->analyzed)
-        return;
-    bool keep = !d->dirty && !d->full && !d->too_large && !d->nul && d->facts.valid &&
-                p2s_transpile_made_output(d->status) && d->unit.tree;
-    lsp__forget_kept(d);
-    if (!keep) {
-        lsp__drop_analysis(d);
-        return;
-    }
-    p2s_strbuf_reset(&d->kept_text);
-    p2s_strbuf_add(&d->kept_text, d->text.buf, d->text.len);
-    d->kept_unit = d->unit;          /* moved: its src (a view of text) is not read again */
-    memset(&d->unit, 0, sizeof d->unit);
-    d->kept_status = d->status;
-    d->kept = true;
-    d->kept_changes = 0;
-    p2s_source_release(&d->src);
-    d->analyzed = false;
-}
-
 static void lsp__did_change(P2sLsp *s, const cJSON *params)
 {
     const cJSON *item = lsp__get(params, "textDocument");
     const char *uri = lsp__get_string(item, "uri");
     const cJSON *changes = lsp__get(params, "contentChanges");
-    LspDoc *d = uri ? lsp__doc(s, uri) : NULL;
+    P2sLspDoc *d = uri ? p2s_lsp_doc(s, uri) : NULL;
     if (!d || !cJSON_IsArray(changes))
         return;
-    lsp__keep_or_drop(d);
+    p2s_lsp_doc_keep_or_drop(d);
     for (const cJSON *c = changes->child; c; c = c->next) {
         const char *text = lsp__get_string(c, "text");
         if (!text)
@@ -573,7 +132,7 @@ static void lsp__did_change(P2sLsp *s, const cJSON *params)
             d->edit_new_end = start + strlen(text);
             p2s_lsp_splice(&d->text, start, end, text, strlen(text), d->tree);
         } else {
-            lsp__forget_kept(d);
+            p2s_lsp_doc_forget_kept(d);
             p2s_strbuf_reset(&d->text);
             p2s_strbuf_adds(&d->text, text);
             if (d->tree)
@@ -584,7 +143,7 @@ static void lsp__did_change(P2sLsp *s, const cJSON *params)
     }
     d->nul = d->nul || s->nul_in_message;
     if (d->nul)
-        lsp__forget_kept(d);
+        p2s_lsp_doc_forget_kept(d);
     const cJSON *version = lsp__get(item, "version");
     if (cJSON_IsNumber(version))
         d->version = version->valuedouble;
@@ -595,14 +154,14 @@ static void lsp__did_close(P2sLsp *s, const cJSON *params)
 {
     const char *uri = lsp__get_string(lsp__get(params, "textDocument"), "uri");
     for (size_t i = 0; uri && i < s->docs.size; i++) {
-        LspDoc *d = s->docs.contents[i];
+        P2sLspDoc *d = s->docs.contents[i];
         if (strcmp(d->uri, uri) != 0)
             continue;
         cJSON *clear = cJSON_CreateObject();
         cJSON_AddStringToObject(clear, "uri", d->uri);
         cJSON_AddArrayToObject(clear, "diagnostics");
-        lsp__send(s, p2s_rpc_notification("textDocument/publishDiagnostics", clear));
-        lsp__doc_delete(d);
+        p2s_lsp_send(s, p2s_rpc_notification("textDocument/publishDiagnostics", clear));
+        p2s_lsp_doc_delete(d);
         memmove(s->docs.contents + i, s->docs.contents + i + 1, (s->docs.size - i - 1) * sizeof *s->docs.contents);
         s->docs.size--;
         return;
@@ -611,17 +170,17 @@ static void lsp__did_close(P2sLsp *s, const cJSON *params)
 
 static void lsp__did_change_configuration(P2sLsp *s, const cJSON *params)
 {
-    lsp__settings_read(s, lsp__get(params, "settings"));
+    p2s_lsp_settings_read(s, lsp__get(params, "settings"));
     /* Documents point at cached rules: they are placed again before the cache is gone. */
     for (size_t i = 0; i < s->docs.size; i++)
         s->docs.contents[i]->rules = NULL;
     p2s_settings_cache_release(&s->rules);
     for (size_t i = 0; i < s->folders.size; i++)
-        p2s_workspace_configure(s->folders.contents[i], &lsp__settings_for(s, s->folders.contents[i]->root)->config);
-    if (s->opts.file_system)
-        lsp__scan_all(s);
+        p2s_workspace_configure(s->folders.contents[i], &p2s_lsp_settings_for(s, s->folders.contents[i]->root)->config);
+    if (s->file_system)
+        p2s_lsp_scan_all(s);
     else
-        lsp__place_all(s);
+        p2s_lsp_place_all(s);
 }
 
 static void lsp__did_change_folders(P2sLsp *s, const cJSON *params)
@@ -636,7 +195,7 @@ static void lsp__did_change_folders(P2sLsp *s, const cJSON *params)
                 continue;
             for (size_t k = 0; k < s->docs.size; k++) {
                 if (s->docs.contents[k]->ws == ws) {
-                    lsp__drop_analysis(s->docs.contents[k]);
+                    p2s_lsp_doc_drop_analysis(s->docs.contents[k]);
                     s->docs.contents[k]->ws = NULL;
                 }
             }
@@ -649,9 +208,9 @@ static void lsp__did_change_folders(P2sLsp *s, const cJSON *params)
         p2s_free(path);
     }
     for (const cJSON *f = cJSON_IsArray(added) ? added->child : NULL; f; f = f->next)
-        if (lsp__get_string(f, "uri") && s->opts.file_system)
-            lsp__add_folder(s, lsp__get_string(f, "uri"));
-    lsp__scan_all(s);
+        if (lsp__get_string(f, "uri") && s->file_system)
+            p2s_lsp_add_folder(s, lsp__get_string(f, "uri"));
+    p2s_lsp_scan_all(s);
 }
 
 /* ---- requests ---- */
@@ -684,15 +243,15 @@ static cJSON *lsp__capabilities(void)
 
 static cJSON *lsp__initialize(P2sLsp *s, const cJSON *params)
 {
-    lsp__settings_read(s, lsp__get(params, "initializationOptions"));
-    if (s->opts.file_system) {
+    p2s_lsp_settings_read(s, lsp__get(params, "initializationOptions"));
+    if (s->file_system) {
         const cJSON *folders = lsp__get(params, "workspaceFolders");
         for (const cJSON *f = cJSON_IsArray(folders) ? folders->child : NULL; f; f = f->next)
             if (lsp__get_string(f, "uri"))
-                lsp__add_folder(s, lsp__get_string(f, "uri"));
+                p2s_lsp_add_folder(s, lsp__get_string(f, "uri"));
         const char *root = lsp__get_string(params, "rootUri");
         if (!s->folders.size && root)
-            lsp__add_folder(s, root);
+            p2s_lsp_add_folder(s, root);
     }
     s->initialized = true;
     return lsp__capabilities();
@@ -714,7 +273,7 @@ static bool lsp__kind_wanted(const cJSON *only, const char *kind)
 
 static cJSON *lsp__code_action(P2sLsp *s, const cJSON *params)
 {
-    LspDoc *d = lsp__param_doc(s, params);
+    P2sLspDoc *d = lsp__param_doc(s, params);
     P2sLspPosition a, b;
     if (!d || d->too_large || !lsp__get_range(lsp__get(params, "range"), &a, &b))
         return cJSON_CreateArray();
@@ -743,7 +302,7 @@ static const char *lsp__external_summary(void *ctx, const char *qualname)
 
 static cJSON *lsp__hover(P2sLsp *s, const cJSON *params)
 {
-    LspDoc *d = lsp__param_doc(s, params);
+    P2sLspDoc *d = lsp__param_doc(s, params);
     P2sLspPosition pos;
     if (!d || d->too_large || !lsp__get_position(lsp__get(params, "position"), &pos))
         return NULL;
@@ -753,7 +312,7 @@ static cJSON *lsp__hover(P2sLsp *s, const cJSON *params)
 
 static cJSON *lsp__symbols(P2sLsp *s, const cJSON *params)
 {
-    LspDoc *d = lsp__param_doc(s, params);
+    P2sLspDoc *d = lsp__param_doc(s, params);
     if (!d || d->too_large)
         return cJSON_CreateArray();
     return p2s_lsp_symbols(&d->src, &d->unit.found);
@@ -770,21 +329,21 @@ static cJSON *lsp__execute(P2sLsp *s, const cJSON *params, const char **error)
     const cJSON *args = lsp__get(params, "arguments");
     const cJSON *first = cJSON_IsArray(args) ? args->child : NULL;
     const char *uri = cJSON_IsString(first) ? first->valuestring : lsp__get_string(first, "uri");
-    LspDoc *d = uri ? lsp__doc(s, uri) : NULL;
+    P2sLspDoc *d = uri ? p2s_lsp_doc(s, uri) : NULL;
     if (!d) {
         *error = "the command needs the URI of an open document";
         return NULL;
     }
-    lsp__refresh(s, d);
+    p2s_lsp_doc_refresh(s, d);
     if (d->too_large) {
         *error = "the document is too large for the language server";
         return NULL;
     }
     if (!d->full) {  /* the output is made on demand; verification may add a diagnostic */
         size_t linted = d->unit.sink.items.size;
-        lsp__analyze(d, true);
+        p2s_lsp_doc_analyze(d, true);
         if (d->unit.sink.items.size != linted)
-            lsp__publish(s, d);
+            p2s_lsp_doc_publish(s, d);
     }
     if (!p2s_transpile_made_output(d->status)) {
         *error = "the document has errors: no static form (see its diagnostics)";
@@ -801,15 +360,15 @@ static void lsp__request(P2sLsp *s, const char *method, const cJSON *id, const c
     const char *failure = NULL;
     if (strcmp(method, "initialize") == 0) {
         if (s->initialized) {
-            lsp__send(s, p2s_rpc_error(id, P2S_RPC_INVALID_REQUEST, "initialize was already received"));
+            p2s_lsp_send(s, p2s_rpc_error(id, P2S_RPC_INVALID_REQUEST, "initialize was already received"));
             return;
         }
         result = lsp__initialize(s, params);
     } else if (!s->initialized) {
-        lsp__send(s, p2s_rpc_error(id, P2S_RPC_SERVER_NOT_INITIALIZED, "the server is not initialized yet"));
+        p2s_lsp_send(s, p2s_rpc_error(id, P2S_RPC_SERVER_NOT_INITIALIZED, "the server is not initialized yet"));
         return;
     } else if (s->shut_down) {
-        lsp__send(s, p2s_rpc_error(id, P2S_RPC_INVALID_REQUEST, "the server is shut down"));
+        p2s_lsp_send(s, p2s_rpc_error(id, P2S_RPC_INVALID_REQUEST, "the server is shut down"));
         return;
     } else if (strcmp(method, "shutdown") == 0) {
         s->shut_down = true;
@@ -822,18 +381,18 @@ static void lsp__request(P2sLsp *s, const char *method, const cJSON *id, const c
     } else if (strcmp(method, "workspace/executeCommand") == 0) {
         result = lsp__execute(s, params, &failure);
         if (!result) {
-            lsp__send(s, p2s_rpc_error(id, P2S_RPC_INVALID_PARAMS, failure));
+            p2s_lsp_send(s, p2s_rpc_error(id, P2S_RPC_INVALID_PARAMS, failure));
             return;
         }
     } else {
         P2sStrbuf text;
         p2s_strbuf_init(&text);
         p2s_strbuf_addf(&text, "method not found: %.200s", method);
-        lsp__send(s, p2s_rpc_error(id, P2S_RPC_METHOD_NOT_FOUND, text.buf));
+        p2s_lsp_send(s, p2s_rpc_error(id, P2S_RPC_METHOD_NOT_FOUND, text.buf));
         p2s_strbuf_release(&text);
         return;
     }
-    lsp__send(s, p2s_rpc_response(id, result));
+    p2s_lsp_send(s, p2s_rpc_response(id, result));
 }
 
 static void lsp__notification(P2sLsp *s, const char *method, const cJSON *params)
@@ -845,17 +404,17 @@ static void lsp__notification(P2sLsp *s, const char *method, const cJSON *params
     if (!s->initialized || s->shut_down)
         return;  /* notifications before initialize or after shutdown are dropped */
     if (strcmp(method, "initialized") == 0) {
-        if (s->opts.file_system)
-            lsp__scan_all(s);
+        if (s->file_system)
+            p2s_lsp_scan_all(s);
     } else if (strcmp(method, "textDocument/didOpen") == 0) {
         lsp__did_open(s, params);
     } else if (strcmp(method, "textDocument/didChange") == 0) {
         lsp__did_change(s, params);
     } else if (strcmp(method, "textDocument/didSave") == 0) {
         const char *uri = lsp__get_string(lsp__get(params, "textDocument"), "uri");
-        LspDoc *d = uri ? lsp__doc(s, uri) : NULL;
-        if (d && s->opts.file_system)
-            lsp__saved(s, d);
+        P2sLspDoc *d = uri ? p2s_lsp_doc(s, uri) : NULL;
+        if (d && s->file_system)
+            p2s_lsp_doc_saved(s, d);
     } else if (strcmp(method, "textDocument/didClose") == 0) {
         lsp__did_close(s, params);
     } else if (strcmp(method, "workspace/didChangeConfiguration") == 0) {
@@ -891,7 +450,7 @@ static void lsp__handle(P2sLsp *s, const char *body, size_t len)
     cJSON *msg = cJSON_ParseWithLength(masked ? masked : body, len);
     p2s_free(masked);
     if (!msg) {
-        lsp__send(s, p2s_rpc_error(NULL, P2S_RPC_PARSE_ERROR, "parse error: the message is not JSON"));
+        p2s_lsp_send(s, p2s_rpc_error(NULL, P2S_RPC_PARSE_ERROR, "parse error: the message is not JSON"));
         return;
     }
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(msg, "id");
@@ -899,11 +458,11 @@ static void lsp__handle(P2sLsp *s, const char *body, size_t len)
     const cJSON *params = cJSON_GetObjectItemCaseSensitive(msg, "params");
     bool id_ok = !id || cJSON_IsNumber(id) || cJSON_IsString(id) || cJSON_IsNull(id);
     if (!cJSON_IsObject(msg) || !id_ok || (params && !cJSON_IsObject(params) && !cJSON_IsArray(params))) {
-        lsp__send(s, p2s_rpc_error(id_ok ? id : NULL, P2S_RPC_INVALID_REQUEST, "invalid request"));
+        p2s_lsp_send(s, p2s_rpc_error(id_ok ? id : NULL, P2S_RPC_INVALID_REQUEST, "invalid request"));
     } else if (!method && id && (cJSON_HasObjectItem(msg, "result") || cJSON_HasObjectItem(msg, "error"))) {
         /* a response to a request of ours: the server sends none it waits for */
     } else if (!cJSON_IsString(method)) {
-        lsp__send(s, p2s_rpc_error(id, P2S_RPC_INVALID_REQUEST, "invalid request: no method"));
+        p2s_lsp_send(s, p2s_rpc_error(id, P2S_RPC_INVALID_REQUEST, "invalid request: no method"));
     } else if (id && !cJSON_IsNull(id)) {
         lsp__request(s, method->valuestring, id, params);
     } else {
@@ -917,7 +476,7 @@ static void lsp__handle(P2sLsp *s, const char *body, size_t len)
 P2sLsp *p2s_lsp_new(const P2sLspOptions *opts)
 {
     P2sLsp *s = p2s_calloc(1, sizeof *s);
-    s->opts = *opts;
+    s->file_system = opts->file_system;
     s->settings.no_config = !opts->file_system;  /* until the client's settings are read */
     p2s_rpc_framer_init(&s->framer);
     p2s_strbuf_init(&s->out);
@@ -927,7 +486,7 @@ P2sLsp *p2s_lsp_new(const P2sLspOptions *opts)
 void p2s_lsp_delete(P2sLsp *s)
 {
     for (size_t i = 0; i < s->docs.size; i++)
-        lsp__doc_delete(s->docs.contents[i]);
+        p2s_lsp_doc_delete(s->docs.contents[i]);
     array_delete(&s->docs);
     for (size_t i = 0; i < s->folders.size; i++) {
         p2s_workspace_release(s->folders.contents[i]);
@@ -953,9 +512,9 @@ bool p2s_lsp_feed(P2sLsp *s, const char *bytes, size_t n)
         if (ev == P2S_RPC_MESSAGE)
             lsp__handle(s, body, len);
         else if (ev == P2S_RPC_BAD_HEADER)
-            lsp__send(s, p2s_rpc_error(NULL, P2S_RPC_PARSE_ERROR, "malformed header: expected `Content-Length: N` and a blank line"));
+            p2s_lsp_send(s, p2s_rpc_error(NULL, P2S_RPC_PARSE_ERROR, "malformed header: expected `Content-Length: N` and a blank line"));
         else
-            lsp__send(s, p2s_rpc_error(NULL, P2S_RPC_INVALID_REQUEST, "message larger than 64 MiB: dropped"));
+            p2s_lsp_send(s, p2s_rpc_error(NULL, P2S_RPC_INVALID_REQUEST, "message larger than 64 MiB: dropped"));
     }
     return !s->exiting;
 }
@@ -972,7 +531,7 @@ void p2s_lsp_idle(P2sLsp *s)
 {
     for (size_t i = 0; i < s->docs.size; i++)
         if (s->docs.contents[i]->dirty)
-            lsp__refresh(s, s->docs.contents[i]);
+            p2s_lsp_doc_refresh(s, s->docs.contents[i]);
 }
 
 P2sStrbuf *p2s_lsp_output(P2sLsp *s)

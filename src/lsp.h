@@ -21,8 +21,6 @@
 
 #include "strbuf.h"
 
-#define P2S_LSP_MAX_DOC ((size_t)16 << 20)   /* larger documents are kept but not analyzed */
-
 typedef struct {
     bool file_system;   /* read pyproject.toml, rules files and workspace folders */
 } P2sLspOptions;

@@ -1,5 +1,5 @@
-/* lsp_workspace.c — the cross-file index of a workspace folder: tree mode's walk and find
- * phase, and resolve.c's rounds. */
+/* lsp_workspace.c — the cross-file index of a workspace folder: the walk (walk.h), tree
+ * mode's find phase, and resolve.c's rounds. */
 #include "lsp_workspace.h"
 
 #include <stdlib.h>
@@ -11,7 +11,7 @@
 #include "settings.h"
 #include "source.h"
 #include "transpile.h"
-#include "tree.h"
+#include "walk.h"
 
 void p2s_workspace_init(P2sWorkspace *self, const char *root, const P2sConfig *config)
 {
@@ -232,14 +232,14 @@ static void ws__analyze(P2sWorkspace *self, P2sWsModule *m, const P2sRules *rule
     p2s_diag_sink_release(&io);
 }
 
-/* The .py files tree mode walks below the root (p2s_tree_walk: one policy), within the limits. */
+/* The .py files tree mode walks below the root (p2s_walk: one policy), within the limits. */
 static void ws__walk(P2sWorkspace *self, P2sStrings *out)
 {
     P2sStringList excludes = {0};
     for (size_t i = 0; i < self->excludes.size; i++)
         array_push(&excludes, (const char *)self->excludes.contents[i]);
     P2sWalkEntries found = {0};
-    p2s_tree_walk(self->root, &excludes, NULL, &found);
+    p2s_walk(self->root, &excludes, NULL, &found);
     for (size_t i = 0; i < found.size; i++) {
         const P2sWalkEntry *f = &found.contents[i];
         if (!f->python)
@@ -253,7 +253,7 @@ static void ws__walk(P2sWorkspace *self, P2sStrings *out)
         p2s_strbuf_addf(&path, "%s/%s", strcmp(self->root, "/") == 0 ? "" : self->root, f->rel);
         array_push(out, p2s_strbuf_detach(&path, NULL));
     }
-    p2s_tree_walk_release(&found);
+    p2s_walk_release(&found);
     array_delete(&excludes);
 }
 

@@ -21,6 +21,7 @@
 #include "settings.h"
 #include "transpile.h"
 #include "tree.h"
+#include "tree_context.h"
 #include "version.h"
 
 #ifndef P2S_GRAMMAR_VERSION

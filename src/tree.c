@@ -14,91 +14,15 @@
  * so -jN output is byte-identical to -j1. */
 #include "tree.h"
 
-#include <dirent.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "deliver.h"
-#include "glob.h"
-#include "imports.h"
-#include "nameset.h"
-#include "output.h"
 #include "parallel.h"
-#include "project.h"
 #include "resolve.h"
-#include "transpile.h"
-
-typedef struct {
-    char *rel;                  /* path below the source root */
-    off_t size;                 /* as the walk saw it: the workers take big files first */
-    bool python;
-    bool read_ok;
-    P2sSource src;
-    P2sUnit unit;
-    P2sTranspileStatus status;
-    char *module;
-    bool is_package;
-    P2sModuleRead read;         /* a lone file's run: the file, or a module it reached */
-    TSTree *parsed;             /* a lone file's run: the file's tree, given (not parsed again) */
-    bool parked;                /* tree dropped: kept are the misses and exports below */
-    bool rewrites;              /* has PyLayers or apply sites: parked only for memory, parsed
-                                   again when it is finished */
-    bool kept;                  /* its tree counts against the budget */
-    bool finished_early;        /* finished when found, in import order: kept are its misses and
-                                   exports, which resolution checks (found again if it must be) */
-    bool may_hold_pylayers;     /* by the scan, may define, use or re-export PyLayers: it spells a
-                                   base's name (`PyLayer`) or imports a module that may */
-    P2sStrings imported;        /* tree mode, until ordered: what its import statements name */
-    P2sNameSet misses;          /* parked: what resolution still needs of the findings */
-    P2sStrings export_miss_names;    /* a lone file's run: a reached module's re-exports of names
-                                        not known yet, and what they missed (find.h) */
-    P2sStrings export_miss_targets;
-    P2sNameSet exports_read;    /* those names that a module of the run reads: their targets
-                                   count as misses (followed, and found again for) */
-    P2sStrings exports;         /* parked or finished: the findings' exports and targets */
-    P2sStrings export_targets;
-    P2sSignatures export_signatures;
-    P2sStrings depends;         /* other modules' PyLayers it uses, kept for --depfile */
-    P2sStrings as_written;      /* finished: qualified names of its exports left as written */
-    P2sDiagSink io;             /* walk and read errors, and non-Python copies */
-    P2sOutputBatch written;     /* its temp file, written on a worker, not yet renamed */
-} Entry;
-
-typedef struct {
-    const P2sOptions *opts;
-    const P2sRules *rules;
-    char *src_root, *out_root;
-    char *package_prefix;       /* dotted packages above the source root; "" when none */
-    const P2sProject *project;  /* names modules below its import roots */
-    char *abs_root;             /* src_root resolved, for the project's roots; NULL if it does not */
-    Array(Entry) entries;
-    size_t *by_size;            /* entry indices, biggest file first (path order among equals):
-                                   the workers take them so, and no big file is left to one
-                                   worker at the end of a phase */
-    P2sExternals external;
-    unsigned jobs;              /* workers of each phase */
-    struct stat out_stat;
-    bool out_exists;
-    atomic_size_t kept_bytes;   /* source bytes of the modules whose trees are kept */
-    bool outputs_unwanted;      /* a lone file's context: modules are finished for their
-                                   diagnostics' verdicts (exports left as written) only */
-    P2sOutputBatch batch;
-    bool input_error, io_error, internal_error, stale;
-    /* Tree mode's analysis in import order (tree__analyze_in_order); NULL order: by size. */
-    size_t *order;              /* entry indices, each after the modules it imports */
-    size_t *position;           /* an entry's index in order */
-    P2sIndices *imports;        /* per entry: the entries its import statements name */
-    P2sNameSet modules;         /* module name -> entry index */
-    atomic_uchar *shared;       /* per entry, a TreeShared */
-    pthread_rwlock_t external_lock;   /* finds read the external set while others add to it */
-    pthread_mutex_t shared_lock;      /* with shared_changed: waits for modules to be shared */
-    pthread_cond_t shared_changed;
-} Tree;
+#include "walk.h"
 
 /* Where an entry stands in the analysis in import order. */
 typedef enum {
@@ -107,20 +31,9 @@ typedef enum {
     TREE_SHARED_UNSETTLED,      /* found, exports in the set, but a miss of it may yet resolve */
 } TreeShared;
 
-static char *tree__join(const char *a, const char *b)
+P2sTreeEntry *p2s_tree_add_entry(P2sTree *t, const char *rel, bool python, off_t size)
 {
-    P2sStrbuf s;
-    p2s_strbuf_init(&s);
-    if (*a && *b)
-        p2s_strbuf_addf(&s, "%s/%s", a, b);
-    else
-        p2s_strbuf_adds(&s, *a ? a : b);
-    return p2s_strbuf_detach(&s, NULL);
-}
-
-static Entry *tree__add_entry(Tree *t, const char *rel, bool python, off_t size)
-{
-    Entry e;
+    P2sTreeEntry e;
     memset(&e, 0, sizeof e);
     e.rel = p2s_strdup(rel);
     e.python = python;
@@ -131,153 +44,29 @@ static Entry *tree__add_entry(Tree *t, const char *rel, bool python, off_t size)
     return array_back(&t->entries);
 }
 
-/* The walk's state: what it skips, and what it found. */
-typedef struct {
-    const char *root;
-    const P2sStringList *excludes;
-    const struct stat *skip_dir;    /* the output directory, when inside the tree; NULL */
-    P2sIgnoreRules ignore;
-    P2sWalkEntries *out;
-} Walk;
-
-static bool tree__excluded_by(const P2sStringList *excludes, const P2sIgnoreRules *ignore, const char *rel,
-                              bool is_dir)
-{
-    const char *base = strrchr(rel, '/');
-    base = base ? base + 1 : rel;
-    if (is_dir && (strcmp(base, ".git") == 0 || strcmp(base, "__pycache__") == 0))
-        return true;
-    if (!is_dir) {
-        size_t n = strlen(base);
-        if (n > 4 && strcmp(base + n - 4, ".pyc") == 0)
-            return true;
-    }
-    for (size_t i = 0; excludes && i < excludes->size; i++) {
-        const char *glob = excludes->contents[i];
-        if (p2s_glob_match(glob, rel) || (!strchr(glob, '/') && p2s_glob_match(glob, base)))
-            return true;
-    }
-    return ignore && p2s_ignore_match(ignore, rel, is_dir);
-}
-
-static int tree__compare_names(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static void tree__read_gitignore(Walk *w, const char *dir_path, const char *rel)
-{
-    char *path = tree__join(dir_path, ".gitignore");
-    P2sDiagSink sink;
-    P2sSource src;
-    p2s_diag_sink_init(&sink);
-    if (access(path, F_OK) == 0 && p2s_source_read_path(&src, path, path, P2S_SOURCE_LIMIT, &sink) == 0) {
-        p2s_ignore_add(&w->ignore, rel, src.bytes, src.len);
-        p2s_source_release(&src);
-    }
-    p2s_diag_sink_release(&sink);
-    p2s_free(path);
-}
-
-static void tree__found(Walk *w, const char *rel, off_t size, const char *error)
-{
-    size_t n = strlen(rel);
-    P2sWalkEntry e = {p2s_strdup(rel), size, !error && n > 3 && strcmp(rel + n - 3, ".py") == 0,
-                      error ? p2s_strdup(error) : NULL};
-    array_push(w->out, e);
-}
-
-static void tree__walk(Walk *w, const char *rel)
-{
-    char *dir_path = tree__join(w->root, rel);
-    size_t rules_before = w->ignore.size;
-    DIR *dir = opendir(dir_path);
-    if (!dir) {
-        P2sStrbuf why;
-        p2s_strbuf_init(&why);
-        p2s_strbuf_addf(&why, "cannot read directory: %s", strerror(errno));
-        tree__found(w, *rel ? rel : ".", 0, why.buf);
-        p2s_strbuf_release(&why);
-        p2s_free(dir_path);
-        return;
-    }
-    tree__read_gitignore(w, dir_path, rel);
-    P2sStrings names = {0};
-    for (struct dirent *d; (d = readdir(dir));)
-        if (strcmp(d->d_name, ".") != 0 && strcmp(d->d_name, "..") != 0)
-            array_push(&names, p2s_strdup(d->d_name));
-    closedir(dir);
-    qsort(names.contents, names.size, sizeof(char *), tree__compare_names);
-    for (size_t i = 0; i < names.size; i++) {
-        char *child_rel = tree__join(rel, names.contents[i]);
-        char *child_path = tree__join(w->root, child_rel);
-        struct stat st;
-        if (lstat(child_path, &st) < 0) {
-            P2sStrbuf why;
-            p2s_strbuf_init(&why);
-            p2s_strbuf_addf(&why, "cannot stat: %s", strerror(errno));
-            tree__found(w, child_rel, 0, why.buf);
-            p2s_strbuf_release(&why);
-        } else if (S_ISDIR(st.st_mode)) {
-            bool is_out = w->skip_dir && st.st_dev == w->skip_dir->st_dev && st.st_ino == w->skip_dir->st_ino;
-            if (!is_out && !tree__excluded_by(w->excludes, &w->ignore, child_rel, true))
-                tree__walk(w, child_rel);
-        } else if (S_ISLNK(st.st_mode)) {
-            /* A link to a file is read through; a link to a directory is not followed (loops). */
-            struct stat target;
-            if (stat(child_path, &target) == 0 && S_ISREG(target.st_mode) &&
-                !tree__excluded_by(w->excludes, &w->ignore, child_rel, false))
-                tree__found(w, child_rel, target.st_size, NULL);
-        } else if (S_ISREG(st.st_mode) && !tree__excluded_by(w->excludes, &w->ignore, child_rel, false)) {
-            tree__found(w, child_rel, st.st_size, NULL);
-        }
-        p2s_free(child_rel);
-        p2s_free(child_path);
-    }
-    p2s_strings_release(&names);
-    p2s_ignore_truncate(&w->ignore, rules_before);
-    p2s_free(dir_path);
-}
-
-void p2s_tree_walk(const char *root, const P2sStringList *excludes, const struct stat *skip_dir, P2sWalkEntries *out)
-{
-    Walk w = {root, excludes, skip_dir, {0}, out};
-    tree__walk(&w, "");
-    p2s_ignore_release(&w.ignore);
-}
-
-void p2s_tree_walk_release(P2sWalkEntries *entries)
-{
-    for (size_t i = 0; i < entries->size; i++) {
-        p2s_free(entries->contents[i].rel);
-        p2s_free(entries->contents[i].error);
-    }
-    array_delete(entries);
-}
-
 /* The walk's files as entries; what it could not read is an I/O error of the run. */
-static void tree__walk_entries(Tree *t)
+static void tree__walk_entries(P2sTree *t)
 {
     P2sWalkEntries found = {0};
-    p2s_tree_walk(t->src_root, &t->opts->excludes, t->out_exists ? &t->out_stat : NULL, &found);
+    p2s_walk(t->src_root, &t->opts->excludes, t->out_exists ? &t->out_stat : NULL, &found);
     for (size_t i = 0; i < found.size; i++) {
         const P2sWalkEntry *f = &found.contents[i];
-        Entry *e = tree__add_entry(t, f->rel, f->python, f->size);
+        P2sTreeEntry *e = p2s_tree_add_entry(t, f->rel, f->python, f->size);
         if (f->error) {
             p2s_diag_emit_file(&e->io, P2S_ERROR, "", "%s", f->error);
             t->io_error = true;
         }
     }
-    p2s_tree_walk_release(&found);
+    p2s_walk_release(&found);
 }
 
-static P2sModule tree__module(const Tree *t, const Entry *e)
+static P2sModule tree__module(const P2sTree *t, const P2sTreeEntry *e)
 {
     P2sModule m = {e->module, e->is_package, &t->external, e->read};
     return m;
 }
 
-static void tree__unpark(Entry *e)
+static void tree__unpark(P2sTreeEntry *e)
 {
     p2s_nameset_release(&e->misses);
     p2s_strings_release(&e->exports);
@@ -296,7 +85,7 @@ static void tree__move_strings(P2sStrings *to, P2sStrings *from)
 
 /* Drops a module's tree and findings, keeping what --depfile and the exports of classes left as
  * written need of them. */
-static void tree__drop_tree(Entry *e)
+static void tree__drop_tree(P2sTreeEntry *e)
 {
     P2sFindings *found = &e->unit.found;
     tree__move_strings(&e->depends, &found->externals_used);
@@ -315,7 +104,7 @@ static void tree__drop_tree(Entry *e)
 
 /* Keeps a module's tree when it will be rewritten and the budget allows; otherwise keeps only
  * what resolution needs of its findings (misses and exports). */
-static void tree__park_or_keep(Tree *t, Entry *e)
+static void tree__park_or_keep(P2sTree *t, P2sTreeEntry *e)
 {
     P2sFindings *found = &e->unit.found;
     if (e->rewrites && !e->kept) {
@@ -335,7 +124,7 @@ static void tree__park_or_keep(Tree *t, Entry *e)
 
 /* Takes a reached module's export misses from its findings; those of the names some module
  * reads join its misses. */
-static void tree__take_export_misses(Entry *e)
+static void tree__take_export_misses(P2sTreeEntry *e)
 {
     P2sFindings *found = &e->unit.found;
     tree__move_strings(&e->export_miss_names, &found->export_miss_names);
@@ -348,7 +137,7 @@ static void tree__take_export_misses(Entry *e)
 }
 
 /* Finds a parsed module with the external set as it stands. */
-static void tree__find_only(Tree *t, Entry *e)
+static void tree__find_only(P2sTree *t, P2sTreeEntry *e)
 {
     P2sModule m = tree__module(t, e);
     p2s_unit_find(&e->unit, t->rules, &m);
@@ -357,14 +146,14 @@ static void tree__find_only(Tree *t, Entry *e)
     e->rewrites = found->pylayer_count > 0 || found->sites.size > 0 || e->unit.input;
 }
 
-static void tree__find(Tree *t, Entry *e)
+static void tree__find(P2sTree *t, P2sTreeEntry *e)
 {
     tree__find_only(t, e);
     tree__park_or_keep(t, e);
 }
 
 /* Parses and finds a parked module again. */
-static void tree__unpark_and_find(Tree *t, Entry *e)
+static void tree__unpark_and_find(P2sTree *t, P2sTreeEntry *e)
 {
     tree__unpark(e);
     e->status = p2s_unit_parse(&e->unit);
@@ -373,7 +162,7 @@ static void tree__unpark_and_find(Tree *t, Entry *e)
 }
 
 /* Parses a module anew from its source: its earlier findings and output are dropped. */
-static void tree__parse_afresh(Entry *e)
+static void tree__parse_afresh(P2sTreeEntry *e)
 {
     e->finished_early = false;
     tree__unpark(e);
@@ -385,12 +174,12 @@ static void tree__parse_afresh(Entry *e)
 
 /* Reads a Python entry's source, unless it is read or given already; whether it is there
  * (read errors go to e->io). */
-static bool tree__read(Tree *t, Entry *e)
+static bool tree__read(P2sTree *t, P2sTreeEntry *e)
 {
     if (!e->python || e->io.items.size)
         return false;
     if (!e->read_ok) {
-        char *path = tree__join(t->src_root, e->rel);
+        char *path = p2s_walk_join(t->src_root, e->rel);
         e->read_ok = p2s_source_read_path(&e->src, path, path, P2S_SOURCE_LIMIT, &e->io) == 0;
         p2s_free(path);
     }
@@ -398,7 +187,7 @@ static bool tree__read(Tree *t, Entry *e)
 }
 
 /* Reads (tree__read) and parses one entry; true when it is to be found. */
-static bool tree__read_and_parse(Tree *t, Entry *e)
+static bool tree__read_and_parse(P2sTree *t, P2sTreeEntry *e)
 {
     if (!tree__read(t, e))
         return false;
@@ -415,7 +204,7 @@ static bool tree__read_and_parse(Tree *t, Entry *e)
 }
 
 /* Reads, parses and finds one entry. */
-static void tree__analyze(Tree *t, Entry *e)
+static void tree__analyze(P2sTree *t, P2sTreeEntry *e)
 {
     if (tree__read_and_parse(t, e))
         tree__find(t, e);
@@ -424,13 +213,13 @@ static void tree__analyze(Tree *t, Entry *e)
 /* The k-th biggest entry: read and parse (a parallel_for body: --parse-only's analysis). */
 static void tree__parse_nth(void *ctx, size_t k)
 {
-    Tree *t = ctx;
+    P2sTree *t = ctx;
     tree__read_and_parse(t, &t->entries.contents[t->by_size[k]]);
 }
 
 /* Whether src spells the name of a PyLayer base class of the rules (`PyLayer`): a module
  * that defines PyLayers does; one that only calls or re-exports them imports one that does. */
-static bool tree__mentions_a_base(const Tree *t, const P2sSource *src)
+static bool tree__mentions_a_base(const P2sTree *t, const P2sSource *src)
 {
     for (size_t k = 0; k < t->rules->pylayer_bases.size; k++) {
         const char *base = t->rules->pylayer_bases.contents[k], *dot = strrchr(base, '.');
@@ -445,8 +234,8 @@ static bool tree__mentions_a_base(const Tree *t, const P2sSource *src)
  * and whether it mentions PyLayers (a parallel_for body). */
 static void tree__read_nth(void *ctx, size_t i)
 {
-    Tree *t = ctx;
-    Entry *e = &t->entries.contents[i];
+    P2sTree *t = ctx;
+    P2sTreeEntry *e = &t->entries.contents[i];
     if (!tree__read(t, e))
         return;
     p2s_imports_scan(e->src.bytes, e->src.len, e->module ? e->module : "", e->is_package, &e->imported);
@@ -455,7 +244,7 @@ static void tree__read_nth(void *ctx, size_t i)
 
 /* The entry of the module that name is, or lies below (the longest such prefix: `pkg.ops.X`
  * is pkg.ops's, not pkg's); false when none is a module of the tree. */
-static bool tree__module_of(const Tree *t, const char *name, size_t *index)
+static bool tree__module_of(const P2sTree *t, const char *name, size_t *index)
 {
     for (size_t n = strlen(name); n > 0; n--)
         if ((name[n] == '\0' || name[n] == '.') && p2s_nameset_get(&t->modules, name, n, index))
@@ -470,18 +259,18 @@ static bool tree__module_of(const Tree *t, const char *name, size_t *index)
  * model that calls one, need not spell it).
  * Only those wait, and only for each other (tree__await_imports), so a tree with little
  * PyLayer code keeps its workers busy. */
-static void tree__order_by_imports(Tree *t)
+static void tree__order_by_imports(P2sTree *t)
 {
     size_t n = t->entries.size;
     for (size_t i = 0; i < n; i++) {
-        const Entry *e = &t->entries.contents[i];
+        const P2sTreeEntry *e = &t->entries.contents[i];
         size_t known;
         if (e->module && !p2s_nameset_get(&t->modules, e->module, strlen(e->module), &known))
             p2s_nameset_put(&t->modules, e->module, strlen(e->module), i);
     }
     t->imports = p2s_calloc(n ? n : 1, sizeof(P2sIndices));
     for (size_t i = 0; i < n; i++) {
-        Entry *e = &t->entries.contents[i];
+        P2sTreeEntry *e = &t->entries.contents[i];
         for (size_t k = 0; k < e->imported.size; k++) {
             size_t j;
             if (!tree__module_of(t, e->imported.contents[k], &j) || j == i)
@@ -509,7 +298,7 @@ static void tree__order_by_imports(Tree *t)
     while (holding.size) {
         size_t j = holding.contents[--holding.size];
         for (size_t k = 0; k < importers[j].size; k++) {
-            Entry *importer = &t->entries.contents[importers[j].contents[k]];
+            P2sTreeEntry *importer = &t->entries.contents[importers[j].contents[k]];
             if (!importer->may_hold_pylayers) {
                 importer->may_hold_pylayers = true;
                 array_push(&holding, importers[j].contents[k]);
@@ -528,7 +317,7 @@ static void tree__order_by_imports(Tree *t)
 /* Waits until every module entry i imports that may hold PyLayers and comes before it in the
  * order is shared. Those were handed to workers first and wait only for modules before them,
  * so this ends. */
-static void tree__await_imports(Tree *t, size_t i)
+static void tree__await_imports(P2sTree *t, size_t i)
 {
     pthread_mutex_lock(&t->shared_lock);
     for (size_t k = 0; k < t->imports[i].size; k++) {
@@ -540,7 +329,7 @@ static void tree__await_imports(Tree *t, size_t i)
     pthread_mutex_unlock(&t->shared_lock);
 }
 
-static void tree__announce(Tree *t, size_t i, TreeShared state)
+static void tree__announce(P2sTree *t, size_t i, TreeShared state)
 {
     pthread_mutex_lock(&t->shared_lock);
     atomic_store(&t->shared[i], state);
@@ -551,7 +340,7 @@ static void tree__announce(Tree *t, size_t i, TreeShared state)
 /* Whether entry i's misses look final: the module of the tree each names or lies below
  * (tree__module_of), if it may hold PyLayers, is shared and settled, and is not entry i
  * itself (its own exports join the set later). A guess again: resolution checks every miss. */
-static bool tree__settled(Tree *t, size_t i)
+static bool tree__settled(P2sTree *t, size_t i)
 {
     const P2sNameSet *misses = &t->entries.contents[i].unit.found.misses;
     for (size_t s = 0; s < misses->capacity; s++) {
@@ -565,15 +354,15 @@ static bool tree__settled(Tree *t, size_t i)
 }
 
 static bool tree__facts(void *ctx, size_t i, P2sModuleFacts *out);
-static void tree__finish(Tree *t, Entry *e);
+static void tree__finish(P2sTree *t, P2sTreeEntry *e);
 
 /* Finds a parsed module once the modules it imports are shared, shares its exports (then the
  * modules waiting for it go on), and finishes it right away when its misses look final and it
  * rewrites: its tree is then never dropped and parsed again for the finish (nor counted
  * against the budget). Otherwise it is kept or parked as by size. */
-static void tree__find_in_order(Tree *t, size_t i)
+static void tree__find_in_order(P2sTree *t, size_t i)
 {
-    Entry *e = &t->entries.contents[i];
+    P2sTreeEntry *e = &t->entries.contents[i];
     if (e->may_hold_pylayers)
         tree__await_imports(t, i);
     pthread_rwlock_rdlock(&t->external_lock);
@@ -602,7 +391,7 @@ static void tree__find_in_order(Tree *t, size_t i)
  * forever (a parallel_for body). */
 static void tree__analyze_in_order(void *ctx, size_t k)
 {
-    Tree *t = ctx;
+    P2sTree *t = ctx;
     size_t i = t->order[k];
     if (tree__read_and_parse(t, &t->entries.contents[i]))
         tree__find_in_order(t, i);
@@ -612,14 +401,14 @@ static void tree__analyze_in_order(void *ctx, size_t k)
 
 static int tree__compare_sizes(const void *a, const void *b, void *ctx)
 {
-    const Entry *entries = ctx;
+    const P2sTreeEntry *entries = ctx;
     size_t i = *(const size_t *)a, k = *(const size_t *)b;
     if (entries[i].size != entries[k].size)
         return entries[i].size > entries[k].size ? -1 : 1;
     return i < k ? -1 : i > k;
 }
 
-static void tree__order_by_size(Tree *t)
+void p2s_tree_order_by_size(P2sTree *t)
 {
     t->by_size = p2s_calloc(t->entries.size ? t->entries.size : 1, sizeof(size_t));
     for (size_t i = 0; i < t->entries.size; i++)
@@ -630,7 +419,7 @@ static void tree__order_by_size(Tree *t)
 /* An entry's facts for the resolver: the findings', or what was kept of them when parked. */
 static bool tree__facts(void *ctx, size_t i, P2sModuleFacts *out)
 {
-    const Entry *e = &((const Tree *)ctx)->entries.contents[i];
+    const P2sTreeEntry *e = &((const P2sTree *)ctx)->entries.contents[i];
     if (!e->read_ok || e->status != P2S_TRANSPILE_OK)
         return false;
     const P2sFindings *found = &e->unit.found;
@@ -648,14 +437,14 @@ static bool tree__facts(void *ctx, size_t i, P2sModuleFacts *out)
 }
 
 typedef struct {
-    Tree *t;
+    P2sTree *t;
     const size_t *indices;
 } Refind;
 
 static void tree__refind_one(void *ctx, size_t k)
 {
     Refind *r = ctx;
-    Entry *e = &r->t->entries.contents[r->indices[k]];
+    P2sTreeEntry *e = &r->t->entries.contents[r->indices[k]];
     if (e->finished_early) {
         tree__parse_afresh(e);  /* its output was made with a miss that did not hold */
         if (e->status == P2S_TRANSPILE_OK)
@@ -678,10 +467,10 @@ static void tree__refind(void *ctx, const size_t *indices, size_t n)
 /* A parked module's re-exports that resolution added without finding it again join its
  * exports, which marking the exports left as written reads (a parked module that rewrites
  * nothing is never found again). */
-static void tree__keep_resolved_reexports(Tree *t)
+static void tree__keep_resolved_reexports(P2sTree *t)
 {
     for (size_t i = 0; i < t->entries.size; i++) {
-        Entry *e = &t->entries.contents[i];
+        P2sTreeEntry *e = &t->entries.contents[i];
         for (size_t k = 0; e->parked && k < e->export_miss_names.size; k++) {
             const char *name = e->export_miss_names.contents[k], *target = e->export_miss_targets.contents[k];
             bool known = false;
@@ -696,14 +485,14 @@ static void tree__keep_resolved_reexports(Tree *t)
     }
 }
 
-static void tree__resolve_across_modules(Tree *t)
+void p2s_tree_resolve_across_modules(P2sTree *t)
 {
     p2s_resolve_exports(&t->external, t->entries.size, tree__facts, tree__refind, t);
     tree__keep_resolved_reexports(t);
 }
 
 /* Finishes a found module; notes which of its exports are left as written. */
-static void tree__finish(Tree *t, Entry *e)
+static void tree__finish(P2sTree *t, P2sTreeEntry *e)
 {
     e->unit.drop_tree_when_verified = !t->opts->list;
     e->unit.lint_only = t->outputs_unwanted;  /* no emit, no verification */
@@ -718,8 +507,8 @@ static void tree__finish(Tree *t, Entry *e)
 /* The k-th biggest entry, found: finished (a parallel_for body). */
 static void tree__finish_nth(void *ctx, size_t k)
 {
-    Tree *t = ctx;
-    Entry *e = &t->entries.contents[t->by_size[k]];
+    P2sTree *t = ctx;
+    P2sTreeEntry *e = &t->entries.contents[t->by_size[k]];
     if (!e->read_ok || e->status != P2S_TRANSPILE_OK || t->opts->parse_only || (e->parked && !e->rewrites) ||
         e->finished_early)
         return;
@@ -732,12 +521,17 @@ static void tree__finish_nth(void *ctx, size_t k)
     tree__finish(t, e);
 }
 
+void p2s_tree_finish_found(P2sTree *t)
+{
+    p2s_parallel_for(t->entries.size, t->jobs, tree__finish_nth, t);
+}
+
 /* An entry's facts for leaving as written across modules, once finished: its exports (the
  * findings', or what was kept of them when its tree was dropped), those left as written, and
  * what it uses when it may be finished again for one (it made an output that rewrites). */
 static bool tree__written_facts(void *ctx, size_t i, P2sModuleFacts *out)
 {
-    const Entry *e = &((const Tree *)ctx)->entries.contents[i];
+    const P2sTreeEntry *e = &((const P2sTree *)ctx)->entries.contents[i];
     if (!e->read_ok)
         return false;
     bool tree = e->unit.tree != NULL;
@@ -755,9 +549,9 @@ static bool tree__written_facts(void *ctx, size_t i, P2sModuleFacts *out)
  * use are left as written. */
 static void tree__finish_again(void *ctx, const size_t *indices, size_t n)
 {
-    Tree *t = ctx;
+    P2sTree *t = ctx;
     for (size_t k = 0; k < n; k++) {
-        Entry *e = &t->entries.contents[indices[k]];
+        P2sTreeEntry *e = &t->entries.contents[indices[k]];
         e->kept = true;
         tree__parse_afresh(e);
         if (e->status != P2S_TRANSPILE_OK)
@@ -770,7 +564,7 @@ static void tree__finish_again(void *ctx, const size_t *indices, size_t n)
 
 /* A module's calls of another module's PyLayer left as written stay as written too, and its
  * subclasses of one are left as written (resolve.c's rounds). */
-static void tree__leave_as_written_across_modules(Tree *t)
+void p2s_tree_leave_as_written_across_modules(P2sTree *t)
 {
     p2s_resolve_as_written(&t->external, t->entries.size, tree__written_facts, tree__finish_again, t);
 }
@@ -795,10 +589,10 @@ static int tree__mkdirs(const char *path, P2sStrbuf *err)
 
 /* Delivers bytes as e's output; with a batch, its temp file is written now and renamed at the
  * batch's flush. I/O errors go to e->io (and so to the run's exit code when reported). */
-static void tree__deliver(Tree *t, const P2sOptions *opts, Entry *e, const char *bytes, size_t len,
+static void tree__deliver(P2sTree *t, const P2sOptions *opts, P2sTreeEntry *e, const char *bytes, size_t len,
                           const P2sSource *input, FILE *diff_stream, P2sOutputBatch *batch)
 {
-    char *dest = tree__join(t->out_root, e->rel);
+    char *dest = p2s_walk_join(t->out_root, e->rel);
     P2sStrbuf err;
     p2s_strbuf_init(&err);
     bool writes = !opts->check && !opts->diff;
@@ -816,11 +610,11 @@ static void tree__deliver(Tree *t, const P2sOptions *opts, Entry *e, const char 
 }
 
 /* Other files are copied; --check compares them too, --diff does not show them. */
-static void tree__copy(Tree *t, Entry *e, FILE *diff_stream, P2sOutputBatch *batch)
+static void tree__copy(P2sTree *t, P2sTreeEntry *e, FILE *diff_stream, P2sOutputBatch *batch)
 {
     if (t->opts->diff && !t->opts->check)
         return;
-    char *path = tree__join(t->src_root, e->rel);
+    char *path = p2s_walk_join(t->src_root, e->rel);
     P2sSource src;
     if (p2s_source_read_path(&src, path, path, P2S_SOURCE_LIMIT, &e->io) == 0) {
         P2sOptions no_diff = *t->opts;
@@ -834,7 +628,7 @@ static void tree__copy(Tree *t, Entry *e, FILE *diff_stream, P2sOutputBatch *bat
 /* What becomes of one entry: its output (or its source, unchanged) delivered, a copy of a file
  * that is no Python. Touches only e, the file system and, for --check/--diff (on this thread),
  * the streams. */
-static void tree__deliver_entry(Tree *t, Entry *e, FILE *out, P2sOutputBatch *batch)
+static void tree__deliver_entry(P2sTree *t, P2sTreeEntry *e, FILE *out, P2sOutputBatch *batch)
 {
     const P2sOptions *opts = t->opts;
     if (opts->lint || opts->list)
@@ -858,7 +652,7 @@ static void tree__deliver_entry(Tree *t, Entry *e, FILE *out, P2sOutputBatch *ba
 
 /* Entries from `from` on, for a parallel_for body. */
 typedef struct {
-    Tree *t;
+    P2sTree *t;
     size_t from;
 } Window;
 
@@ -868,15 +662,21 @@ static void tree__analyze_in_range(void *ctx, size_t k)
     tree__analyze(w->t, &w->t->entries.contents[w->from + k]);
 }
 
+void p2s_tree_analyze_range(P2sTree *t, size_t from, size_t end)
+{
+    Window w = {t, from};
+    p2s_parallel_for(end - from, t->jobs, tree__analyze_in_range, &w);
+}
+
 static void tree__write_one(void *ctx, size_t k)
 {
     Window *w = ctx;
-    Entry *e = &w->t->entries.contents[w->from + k];
+    P2sTreeEntry *e = &w->t->entries.contents[w->from + k];
     tree__deliver_entry(w->t, e, stdout, &e->written);
     p2s_strbuf_release(&e->unit.out);  /* written: only the report is left to make */
 }
 
-static void tree__report_and_deliver(Tree *t, P2sReport *report, unsigned jobs)
+static void tree__report_and_deliver(P2sTree *t, P2sReport *report, unsigned jobs)
 {
     const P2sOptions *opts = t->opts;
     /* --check and --diff print as they compare, so they stay on this thread, in path order */
@@ -890,8 +690,8 @@ static void tree__report_and_deliver(Tree *t, P2sReport *report, unsigned jobs)
         if (on_workers)
             p2s_parallel_for(to - from, jobs, tree__write_one, &w);
         for (size_t i = from; i < to; i++) {
-            Entry *e = &t->entries.contents[i];
-            char *display = tree__join(t->src_root, e->rel);
+            P2sTreeEntry *e = &t->entries.contents[i];
+            char *display = p2s_walk_join(t->src_root, e->rel);
             if (e->python && e->read_ok) {
                 if (e->status == P2S_TRANSPILE_CONTRACT_ERROR)
                     t->input_error = true;  /* and delivered like any output */
@@ -934,7 +734,7 @@ static void tree__add_escaped(P2sStrbuf *out, const char *path)
 }
 
 /* The modules an entry's PyLayers come from, transitively (a re-export depends on its source). */
-static void tree__dependencies(const Tree *t, const P2sNameSet *modules, const Entry *e, P2sNameSet *seen,
+static void tree__dependencies(const P2sTree *t, const P2sNameSet *modules, const P2sTreeEntry *e, P2sNameSet *seen,
                                P2sStrbuf *line)
 {
     const P2sStrings *used = e->unit.tree ? &e->unit.found.externals_used : &e->depends;
@@ -944,10 +744,10 @@ static void tree__dependencies(const Tree *t, const P2sNameSet *modules, const E
         size_t index;
         if (!p2s_nameset_get(modules, q, dot ? (size_t)(dot - q) : 0, &index))
             continue;
-        const Entry *dep = &t->entries.contents[index];
+        const P2sTreeEntry *dep = &t->entries.contents[index];
         if (dep == e || !p2s_nameset_add(seen, dep->rel, strlen(dep->rel)))
             continue;
-        char *path = tree__join(t->src_root, dep->rel);
+        char *path = p2s_walk_join(t->src_root, dep->rel);
         p2s_strbuf_addch(line, ' ');
         tree__add_escaped(line, path);
         p2s_free(path);
@@ -955,7 +755,7 @@ static void tree__dependencies(const Tree *t, const P2sNameSet *modules, const E
     }
 }
 
-static void tree__write_depfile(Tree *t)
+static void tree__write_depfile(P2sTree *t)
 {
     P2sStrbuf text;
     P2sNameSet modules;   /* module name -> its entry */
@@ -967,11 +767,11 @@ static void tree__write_depfile(Tree *t)
             p2s_nameset_put(&modules, name, strlen(name), i);
     }
     for (size_t i = 0; i < t->entries.size; i++) {
-        const Entry *e = &t->entries.contents[i];
+        const P2sTreeEntry *e = &t->entries.contents[i];
         if (!e->python || !e->read_ok || e->status != P2S_TRANSPILE_OK)
             continue;
-        char *dest = tree__join(t->out_root, e->rel);
-        char *src = tree__join(t->src_root, e->rel);
+        char *dest = p2s_walk_join(t->out_root, e->rel);
+        char *src = p2s_walk_join(t->src_root, e->rel);
         tree__add_escaped(&text, dest);
         p2s_strbuf_adds(&text, ": ");
         tree__add_escaped(&text, src);
@@ -1002,10 +802,10 @@ static char *tree__strip_slashes(const char *path)
     return p2s_strndup(path, n);
 }
 
-static void tree__release(Tree *t)
+void p2s_tree_release(P2sTree *t)
 {
     for (size_t i = 0; i < t->entries.size; i++) {
-        Entry *e = &t->entries.contents[i];
+        P2sTreeEntry *e = &t->entries.contents[i];
         if (e->read_ok) {
             p2s_unit_release(&e->unit);
             p2s_source_release(&e->src);
@@ -1044,29 +844,29 @@ static void tree__release(Tree *t)
     p2s_free(t->abs_root);
 }
 
-static void tree__init_locks(Tree *t)
+void p2s_tree_init(P2sTree *t, const P2sOptions *opts, const P2sRules *rules, const P2sProject *project)
 {
+    memset(t, 0, sizeof *t);
+    t->opts = opts;
+    t->rules = rules;
+    t->project = project;
     pthread_rwlock_init(&t->external_lock, NULL);
     pthread_mutex_init(&t->shared_lock, NULL);
     pthread_cond_init(&t->shared_changed, NULL);
+    p2s_externals_init(&t->external);
+    p2s_output_batch_init(&t->batch);
 }
 
 int p2s_tree_run(const P2sOptions *opts, const P2sRules *rules, const P2sProject *project, P2sReport *report)
 {
-    Tree t;
-    memset(&t, 0, sizeof t);
-    t.opts = opts;
-    t.rules = rules;
-    t.project = project;
+    P2sTree t;
+    p2s_tree_init(&t, opts, rules, project);
     t.src_root = tree__strip_slashes(opts->input);
     char *abs_root = realpath(t.src_root, NULL);
     t.abs_root = abs_root ? p2s_strdup(abs_root) : NULL;
     free(abs_root);  /* from realpath */
     t.out_root = tree__strip_slashes(opts->in_place || !opts->output ? opts->input : opts->output);
     t.package_prefix = p2s_project_package_prefix(t.src_root);
-    tree__init_locks(&t);
-    p2s_externals_init(&t.external);
-    p2s_output_batch_init(&t.batch);
     int code = P2S_EXIT_OK;
 
     struct stat src_stat;
@@ -1083,11 +883,11 @@ int p2s_tree_run(const P2sOptions *opts, const P2sRules *rules, const P2sProject
     tree__walk_entries(&t);
     for (size_t i = 0; i < t.entries.size; i++)
         if (t.entries.contents[i].python) {
-            Entry *e = &t.entries.contents[i];
+            P2sTreeEntry *e = &t.entries.contents[i];
             e->module = p2s_project_name_file(project, t.abs_root, t.package_prefix, e->rel, &e->is_package);
         }
     unsigned jobs = t.jobs = opts->jobs ? opts->jobs : p2s_parallel_default_jobs();
-    tree__order_by_size(&t);
+    p2s_tree_order_by_size(&t);
     if (opts->parse_only) {
         p2s_parallel_for(t.entries.size, jobs, tree__parse_nth, &t);
     } else {
@@ -1098,11 +898,11 @@ int p2s_tree_run(const P2sOptions *opts, const P2sRules *rules, const P2sProject
          * every name is new in some round and each module that missed it is found again. */
         p2s_externals_release(&t.external);
         p2s_externals_init(&t.external);
-        tree__resolve_across_modules(&t);
+        p2s_tree_resolve_across_modules(&t);
     }
-    p2s_parallel_for(t.entries.size, jobs, tree__finish_nth, &t);
+    p2s_tree_finish_found(&t);
     if (!opts->parse_only)
-        tree__leave_as_written_across_modules(&t);
+        p2s_tree_leave_as_written_across_modules(&t);
     tree__report_and_deliver(&t, report, jobs);
     if (opts->depfile && !opts->check && !opts->diff)
         tree__write_depfile(&t);
@@ -1111,264 +911,6 @@ int p2s_tree_run(const P2sOptions *opts, const P2sRules *rules, const P2sProject
          : (t.input_error || t.stale) ? P2S_EXIT_INPUT
          : P2S_EXIT_OK;
 done:
-    tree__release(&t);
+    p2s_tree_release(&t);
     return code;
-}
-
-/* The file of module name[0..n) that a lone file's miss reaches, or NULL: in a project (a
- * pyproject.toml above) any module below the file's package root or an import root; outside
- * one only the file's own top package (`pkg`: pkg and pkg.*), so a lone script or an
- * installed module (the standard library) reads nothing else; never an excluded path. */
-static char *tree__reached_file(const P2sOptions *opts, const P2sProject *project, const P2sTreeContext *ctx,
-                                const char *name, size_t n, bool *is_package)
-{
-    size_t k = ctx->own_package ? strlen(ctx->own_package) : 0;
-    if (!project->root && !(k && n >= k && memcmp(name, ctx->own_package, k) == 0 && (n == k || name[k] == '.')))
-        return NULL;
-    char *path = p2s_project_locate(project, ctx->crawl_root, name, n, is_package);
-    if (!path)
-        return NULL;
-    const char *rel = path;
-    size_t root_len = project->root ? strlen(project->root) : 0;
-    if (root_len && strncmp(path, project->root, root_len) == 0 && path[root_len] == '/')
-        rel = path + root_len + 1;
-    if (tree__excluded_by(&opts->excludes, NULL, rel, false)) {
-        p2s_free(path);
-        return NULL;
-    }
-    return path;
-}
-
-static P2sNameSet *tree__misses_of(Entry *e)
-{
-    return e->parked || e->finished_early ? &e->misses : &e->unit.found.misses;
-}
-
-/* Each prefix of a missed name at a module boundary (`pkg.layers.Q`: pkg.layers.Q, pkg.layers,
- * pkg) not tried yet; false from visit stops the walk. */
-typedef bool (*TreeMissVisit)(void *arg, const char *name, size_t n);
-
-static bool tree__each_prefix(const P2sNameSet *misses, P2sNameSet *tried, TreeMissVisit visit, void *arg)
-{
-    for (size_t s = 0; s < misses->capacity; s++) {
-        const char *q = misses->slots[s].name;
-        for (size_t n = q ? strlen(q) : 0; n > 0; n--)
-            if ((q[n] == '\0' || q[n] == '.') && (!tried || p2s_nameset_add(tried, q, n)) && !visit(arg, q, n))
-                return false;
-    }
-    return true;
-}
-
-typedef struct {
-    Tree *t;
-    const P2sTreeContext *ctx;
-} Reach;
-
-static bool tree__add_one_reached(void *arg, const char *name, size_t n)
-{
-    Reach *r = arg;
-    bool is_package = false;
-    char *path = tree__reached_file(r->t->opts, r->t->project, r->ctx, name, n, &is_package);
-    if (path) {
-        struct stat st;
-        Entry *added = tree__add_entry(r->t, path, true, stat(path, &st) == 0 ? st.st_size : 0);
-        added->module = p2s_strndup(name, n);
-        added->is_package = is_package;
-        added->read = P2S_READ_EXPORTS;
-        p2s_free(path);
-    }
-    return true;
-}
-
-/* Adding entries may have moved them all: each unit of entries [0, end) points at its entry's
- * source again, or, for a module this tool wrote (undone when parsed), at its own undone text:
- * pointed at the file as written, it read the rewritten bytes through the undone text's
- * tree, and a transpiled sibling's PyLayer subclasses were lost to the files that read it. */
-static void tree__repoint_units(Tree *t, size_t end)
-{
-    for (size_t i = 0; i < end; i++)
-        p2s_unit_moved(&t->entries.contents[i].unit, &t->entries.contents[i].src);
-}
-
-/* The files that entries [from, end) reach through their misses become entries. A missed
- * name's bytes stay put while entries are added (the array may move). */
-static void tree__add_reached(Tree *t, size_t from, const P2sTreeContext *ctx, P2sNameSet *tried)
-{
-    size_t end = t->entries.size;
-    Reach r = {t, ctx};
-    for (size_t i = from; i < end; i++) {
-        Entry *e = &t->entries.contents[i];
-        if (!e->read_ok || e->status != P2S_TRANSPILE_OK)
-            continue;
-        P2sNameSet misses = *tree__misses_of(e);  /* a copy of the handle: its slots do not move */
-        tree__each_prefix(&misses, tried, tree__add_one_reached, &r);
-    }
-    tree__repoint_units(t, end);
-}
-
-/* What the run reads of other modules: every prefix, at a module boundary, of every miss. */
-static void tree__names_read(Tree *t, P2sNameSet *read)
-{
-    for (size_t i = 0; i < t->entries.size; i++) {
-        Entry *e = &t->entries.contents[i];
-        if (!e->read_ok || e->status != P2S_TRANSPILE_OK)
-            continue;
-        const P2sNameSet *misses = tree__misses_of(e);
-        for (size_t s = 0; s < misses->capacity; s++) {
-            const char *q = misses->slots[s].name;
-            for (size_t n = q ? strlen(q) : 0; n > 0; n--)
-                if (q[n] == '\0' || q[n] == '.')
-                    p2s_nameset_add(read, q, n);
-        }
-    }
-}
-
-/* Marks the re-exports of reached modules that the run reads (another entry misses `module.name`
- * or a name below it): their targets become misses, put in follow. Returns whether any was. */
-static bool tree__mark_read_exports(Tree *t, const P2sNameSet *read, P2sStrings *follow)
-{
-    bool any = false;
-    P2sStrbuf q;
-    p2s_strbuf_init(&q);
-    for (size_t i = 0; i < t->entries.size; i++) {
-        Entry *e = &t->entries.contents[i];
-        for (size_t k = 0; k < e->export_miss_names.size; k++) {
-            const char *name = e->export_miss_names.contents[k], *target = e->export_miss_targets.contents[k];
-            p2s_strbuf_reset(&q);
-            p2s_resolve_qualify(&q, e->module, name);
-            if (p2s_nameset_contains(&e->exports_read, name, strlen(name)) ||
-                !p2s_nameset_contains(read, q.buf, q.len))
-                continue;
-            p2s_nameset_add(&e->exports_read, name, strlen(name));
-            p2s_nameset_put(tree__misses_of(e), target, strlen(target), P2S_MISS_EXPORT);
-            array_push(follow, p2s_strdup(target));
-            any = true;
-        }
-    }
-    p2s_strbuf_release(&q);
-    return any;
-}
-
-/* A reached module's re-export is followed only when the run reads that name of it: a chain of
- * modules that each re-export the one before is read no further than its names are. The files
- * those re-exports reach become entries (found by the caller's next window). */
-static void tree__follow_read_exports(Tree *t, const P2sTreeContext *ctx, P2sNameSet *tried)
-{
-    size_t end = t->entries.size;
-    Reach r = {t, ctx};
-    for (bool grew = true; grew;) {
-        P2sNameSet read;
-        P2sStrings follow = {0};
-        p2s_nameset_init(&read);
-        tree__names_read(t, &read);
-        grew = tree__mark_read_exports(t, &read, &follow);
-        for (size_t k = 0; k < follow.size; k++) {
-            const char *target = follow.contents[k];
-            for (size_t n = strlen(target); n > 0; n--)
-                if ((target[n] == '\0' || target[n] == '.') && p2s_nameset_add(tried, target, n))
-                    tree__add_one_reached(&r, target, n);
-        }
-        p2s_strings_release(&follow);
-        p2s_nameset_release(&read);
-    }
-    tree__repoint_units(t, end);
-}
-
-typedef struct {
-    const P2sOptions *opts;
-    const P2sProject *project;
-    const P2sTreeContext *ctx;
-} Probe;
-
-static bool tree__probe_one(void *arg, const char *name, size_t n)
-{
-    const Probe *p = arg;
-    bool is_package = false;
-    char *path = tree__reached_file(p->opts, p->project, p->ctx, name, n, &is_package);
-    bool found = path != NULL;
-    p2s_free(path);
-    return !found;
-}
-
-void p2s_tree_context_place(const P2sProject *project, const char *path, P2sTreeContext *out)
-{
-    memset(out, 0, sizeof *out);
-    p2s_externals_init(&out->external);
-    char *abs = p2s_project_absolute(path);
-    bool crawled_package = false;
-    char *crawled = p2s_project_crawl_module_name(path, &out->crawl_root, &crawled_package);
-    out->module = abs ? p2s_project_module_name(project, abs, &out->is_package) : NULL;
-    if (!out->module) {
-        out->module = crawled;
-        out->is_package = crawled_package;
-        crawled = NULL;
-    }
-    p2s_free(abs);
-    p2s_free(crawled);
-    const char *dot = strchr(out->module, '.');
-    if (dot || out->is_package)
-        out->own_package = p2s_strndup(out->module, dot ? (size_t)(dot - out->module) : strlen(out->module));
-}
-
-bool p2s_tree_context_reaches(const P2sOptions *opts, const P2sProject *project, const P2sTreeContext *ctx,
-                              const P2sNameSet *misses)
-{
-    Probe p = {opts, project, ctx};
-    return !tree__each_prefix(misses, NULL, tree__probe_one, &p);
-}
-
-void p2s_tree_context(const P2sOptions *opts, const P2sRules *rules, const P2sProject *project, const char *path,
-                      const P2sSource *src, const TSTree *tree, P2sTreeContext *ctx)
-{
-    Tree t;
-    memset(&t, 0, sizeof t);
-    t.opts = opts;
-    t.rules = rules;
-    t.project = project;
-    t.src_root = p2s_strdup("");
-    t.out_root = p2s_strdup("");
-    t.package_prefix = p2s_strdup("");
-    t.outputs_unwanted = true;  /* the siblings are never written, the file is finished after */
-    tree__init_locks(&t);
-    p2s_externals_init(&t.external);
-    p2s_output_batch_init(&t.batch);
-    P2sNameSet tried;
-    p2s_nameset_init(&tried);
-    p2s_nameset_add(&tried, ctx->module, strlen(ctx->module));
-    Entry *named = tree__add_entry(&t, path, true, (off_t)src->len);
-    named->module = p2s_strdup(ctx->module);
-    named->is_package = ctx->is_package;
-    named->read = P2S_READ_SITES;
-    p2s_source_from_bytes(&named->src, src->name, src->bytes, src->len);
-    named->read_ok = true;
-    named->parsed = tree ? ts_tree_copy(tree) : NULL;
-
-    unsigned jobs = t.jobs = opts->jobs ? opts->jobs : p2s_parallel_default_jobs();
-    for (size_t from = 0; from < t.entries.size;) {
-        Window w = {&t, from};
-        size_t end = t.entries.size;
-        p2s_parallel_for(end - from, jobs, tree__analyze_in_range, &w);
-        tree__add_reached(&t, from, ctx, &tried);
-        tree__follow_read_exports(&t, ctx, &tried);
-        from = end;
-    }
-    tree__resolve_across_modules(&t);
-    tree__order_by_size(&t);
-    p2s_parallel_for(t.entries.size, jobs, tree__finish_nth, &t);
-    tree__leave_as_written_across_modules(&t);
-    p2s_externals_release(&ctx->external);
-    ctx->external = t.external;
-    memset(&t.external, 0, sizeof t.external);
-    ctx->siblings = t.entries.size - 1;
-    p2s_nameset_release(&tried);
-    tree__release(&t);
-}
-
-void p2s_tree_context_release(P2sTreeContext *self)
-{
-    p2s_free(self->module);
-    p2s_free(self->crawl_root);
-    p2s_free(self->own_package);
-    p2s_externals_release(&self->external);
-    memset(self, 0, sizeof *self);
 }

@@ -16,7 +16,7 @@
 #include "project.h"
 #include "rules.h"
 #include "transpile.h"
-#include "tree.h"
+#include "tree_context.h"
 
 static P2sRules rules;
 static char root[] = "/tmp/p2s-test-tree-XXXXXX";
