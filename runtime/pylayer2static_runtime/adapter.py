@@ -56,8 +56,9 @@ class IrAdapter(Protocol):
     def save(self, values: List[Any]) -> None:
         """At the end of forward: carry `values` (ctx's tensors) to backward."""
 
-    def restore(self, count: int) -> List[Any]:
-        """At the start of backward: backward's view of the `count` carried values."""
+    def restore(self, count: int, after: List[Any]) -> List[Any]:
+        """At the start of backward: backward's view of the `count` carried values; each one
+        that is not a parameter read only once the values `after` exist (none: as they are)."""
 
     def outputs_as_list(self, result: Any, count: int) -> List[Any]:
         """`static_pylayer`'s result as a list of `count` outputs."""

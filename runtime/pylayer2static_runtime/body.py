@@ -207,3 +207,35 @@ def cast(value: Any, dtype: Any) -> Any:
 def defines_backward(backward: Callable[..., Any]) -> bool:
     """Whether `backward` is a class's own, not `PyLayer.backward` (which raises)."""
     return backward is not paddle.autograd.PyLayer.backward
+
+
+def read_after(values: List[Any], after: List[Any]) -> List[Any]:
+    """`values` (tensors of the block being built), each read only once the tensors `after`
+    exist (none: as they are), so an executor cannot start the ops reading them earlier.
+
+    Each becomes `x - 0` (`x | False` for bool), the zero made from a one-element slice of
+    each of `after` by `zeros_like`, which reads no number of theirs (inf, NaN): `x` keeps its
+    bits, sign of zero included. Neither IR has a dependency-only op that runs here (paddle
+    3.3.1 and 2.6.2 `depend` require the output to be the input variable itself, which a new
+    PIR value never is and a sub-block's re-declared variable is not), and one elementwise
+    pass over a saved tensor is a small part of what a backward that re-runs forward computes.
+    The zero stops gradient: a `paddle.grad` in backward would otherwise follow it into the
+    gradient ops that made `after`.
+    """
+    if not after:
+        return list(values)
+    zero = None
+    for value in after:
+        first = paddle.slice(paddle.flatten(value), axes=[0], starts=[0], ends=[1])
+        part = paddle.sum(paddle.zeros_like(first))
+        zero = part if zero is None else zero + part
+    zero.stop_gradient = True
+    gated = []
+    for value in values:
+        if value.dtype == paddle.bool:
+            out = paddle.logical_or(value, paddle.cast(zero, paddle.bool))
+        else:
+            out = value - paddle.cast(zero, value.dtype)
+        out.stop_gradient = value.stop_gradient
+        gated.append(out)
+    return gated

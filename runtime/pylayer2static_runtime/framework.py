@@ -6,7 +6,7 @@ version number); the rest of the runtime asks this module, so a branch on the fr
 release is here, in the patch table (`patch.py`) or in one IR's package (`pir/`, `legacy/`).
 """
 import functools
-from typing import Any, Callable, Optional, Tuple
+from typing import Any, Callable, FrozenSet, List, Optional, Tuple
 
 
 @functools.lru_cache(maxsize=None)
@@ -31,6 +31,20 @@ def static_types() -> Tuple[type, ...]:
     if hasattr(paddle, "pir") and hasattr(paddle.pir, "Value"):
         kinds.append(paddle.pir.Value)
     return tuple(kinds)
+
+
+def block_ops_named(names: FrozenSet[str]) -> List[str]:
+    """The ops of the block being built (either IR) whose name, without its dialect and in-place
+    mark (`dropout`), is one of `names`, but those in test mode (`is_test`, dropout in eval):
+    a recompute's run is checked for random ops (`recompute.py`)."""
+    import paddle
+
+    if paddle.framework.in_pir_mode():
+        ops = [(op.name().split(".", 1)[-1], op.attrs()) for op in paddle.pir.get_current_insertion_point().block().ops]
+    else:
+        ops = [(op.type, {"is_test": op.attr("is_test")} if op.has_attr("is_test") else {})
+               for op in paddle.static.default_main_program().current_block().ops]
+    return [name for name, attrs in ops if name.rstrip("_") in names and not attrs.get("is_test", False)]
 
 
 @functools.lru_cache(maxsize=None)

@@ -1,14 +1,15 @@
 """The runtime's one install step: every process-wide framework patch, and the IRs' adapters.
 
 `install` runs once, from the package's `__init__` (generated code imports the package before
-it builds or loads anything): the patches that hold for both IRs (`sot.py`, `dy2static.py`),
+it builds or loads anything): the patches that hold for both IRs (`sot.py`, `dy2static.py`,
+`recompute.py`),
 then the legacy IR's (`legacy/hooks.py`) and, where the framework builds PIR programs with
 pylayer ops, PIR's (`pir/hooks.py`, `pir/collectives.py`), and each IR's adapter for
 `adapter.adapter_for_program`. `patch.PATCHES` lists every patch with the module making it.
 """
 import functools
 
-from . import adapter, dy2static, framework, sot
+from . import adapter, dy2static, framework, recompute, sot
 
 
 def _legacy_adapter(inside_backward: bool) -> adapter.IrAdapter:
@@ -24,6 +25,7 @@ def install() -> None:
 
     sot.install()
     dy2static.install()
+    recompute.install()
     legacy_hooks.install()
     if framework.has_pir():
         import paddle

@@ -34,7 +34,7 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 from . import body, context, inplace, replay, sot
 from .adapter import IrAdapter, adapter_for_program
 from .convert import static_function
-from .core import purity, scope, structure
+from .core import purity, regrad, scope, structure
 from .core.errors import contract_error
 from .frames import reraise_with_user_lines
 from .core.layout import CallLayout, Flat, Slot, flat_slots, last_places, result_items, shapes_conflict, slot_gradients
@@ -295,7 +295,11 @@ class _Build:
         """backward's sub-block: backward run on the output gradients; one gradient (or
         None) per op input."""
         outputs = self._forward_result()
-        restored = self.adapter.restore(len(outputs.carried_stop_gradient))
+        # A backward that re-runs forward (recompute) reads only saved tensors first: an
+        # executor would start every block's re-run as soon as forward is done, and the memory
+        # the recompute saves would be spent. Its saved tensors wait for the gradients.
+        after = [g for g in grads if self.adapter.is_tensor(g)] if regrad.reruns_forward(self.backward) else []
+        restored = self.adapter.restore(len(outputs.carried_stop_gradient), after)
         # As eager's saved tensors, each keeps its stop_gradient (a recompute backward
         # detaches the saved inputs and asks for the gradient of those that need one).
         for value, stop_gradient in zip(restored, outputs.carried_stop_gradient):

@@ -37,6 +37,15 @@ PATCHES: Dict[str, Patch] = {
         "paddle.jit.dy2static.pir_partial_program.RunnableProgram._get_program_all_values", "pir/hooks.py", "process",
         "paddle 3.3.1 python/paddle/jit/dy2static/pir_partial_program.py, paddle/fluid/pybind/pir.cc "
         "(`Block.kwargs` bound by reference)"),
+    "recompute.fleet.recompute.recompute": Patch(
+        "paddle.distributed.fleet.recompute.recompute.recompute", "recompute.py", "process",
+        f"{_BOTH} python/paddle/distributed/fleet/recompute/recompute.py `recompute`, `recompute_sequential`"),
+    "recompute.fleet.recompute": Patch(
+        "paddle.distributed.fleet.recompute.recompute", "recompute.py", "process",
+        f"{_BOTH} python/paddle/distributed/fleet/recompute/__init__.py, fleet/utils/__init__.py `recompute`"),
+    "recompute.incubate.fleet.recompute": Patch(
+        "paddle.incubate.distributed.fleet.recompute", "recompute.py", "process",
+        f"{_BOTH} python/paddle/incubate/distributed/fleet/__init__.py"),
     "legacy.hooks.io.normalize_program": Patch(
         "paddle.static.io.normalize_program", "legacy/hooks.py", "process",
         f"{_BOTH} python/paddle/static/io.py `normalize_program`"),

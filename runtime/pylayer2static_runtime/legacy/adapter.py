@@ -17,7 +17,7 @@ import paddle
 from paddle.base import core, framework
 from paddle.base.framework import Block, Parameter, Variable  # paddle 2.6.2 (also 3.3.1 with PIR off)
 
-from .. import frames, patch
+from .. import body, frames, patch
 from ..core import scope
 from ..core.errors import PyLayerContractError
 from . import pylayer_op, tape
@@ -136,8 +136,9 @@ class LegacyAdapter:
         """Called at the end of forward: remember the forward-block variables."""
         self._saved = list(values)
 
-    def restore(self, count: int) -> List[Any]:
-        """Declare same-named variables in the backward block (one per saved variable).
+    def restore(self, count: int, after: List[Any]) -> List[Any]:
+        """Declare same-named variables in the backward block (one per saved variable), each
+        one that is not a parameter read only once the variables `after` exist (`body.read_after`).
 
         A saved copy of a parameter (see `op_inputs`) is the parameter itself in backward, as
         eager's saved tensors are the tensors themselves: recompute PyLayers save the
@@ -146,15 +147,17 @@ class LegacyAdapter:
         """
         block = paddle.static.default_main_program().current_block()
         values = []
+        declared = []  # (index in values, the variable declared)
         for var in self._saved[:count]:
             if var.name in self._parameters_copied:
                 values.append(self._parameters_copied[var.name])
                 continue
             if not block.has_var(var.name):
                 self._declared.append((block, var.name))
-            values.append(
-                block.create_var(name=var.name, dtype=var.dtype, shape=var.shape, type=var.type)
-            )
+            declared.append((len(values), block.create_var(name=var.name, dtype=var.dtype, shape=var.shape, type=var.type)))
+            values.append(None)
+        for (index, _), value in zip(declared, body.read_after([var for _, var in declared], after)):
+            values[index] = value
         return values
 
     def outputs_as_list(self, result: Any, count: int) -> List[Any]:

@@ -14,7 +14,7 @@ import paddle
 from paddle.base.libpaddle.pir import build_pipe_for_pylayer  # paddle 3.3.1
 from paddle.static.nn import static_pylayer
 
-from .. import framework, patch
+from .. import body, framework, patch
 from ..core import records
 from ..core.errors import PyLayerContractError
 from . import tape
@@ -145,8 +145,9 @@ class PirAdapter:
         if stack.name() == "cf.stack_create" and home.num_ops():
             stack.move_before(home.front())
 
-    def restore(self, count: int) -> List[Any]:
-        """Called at the start of backward: the backward block's view of the saved values."""
+    def restore(self, count: int, after: List[Any]) -> List[Any]:
+        """Called at the start of backward: the backward block's view of the saved values,
+        each one forward piped read only once the values `after` exist (`body.read_after`)."""
         names = self._carried_parameters[:count]
         piped = sum(name is None for name in names)
         popped: List[Any] = []
@@ -159,7 +160,7 @@ class PirAdapter:
             raise RuntimeError(
                 f"pylayer2static: expected {piped} saved values in the backward block, found {len(popped)}"
             )
-        it = iter(popped)
+        it = iter(body.read_after(popped, after))
         restored = [next(it) if name is None else _program_parameter(name) for name in names]
         missing = [name for name, value in zip(names, restored) if value is None]
         if missing:

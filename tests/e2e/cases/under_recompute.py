@@ -1,6 +1,6 @@
-"""A sublayer that applies a PyLayer, run under paddle.distributed.fleet.utils.recompute
-(3.3.1: static programs mark the ops for recompute; 2.6.2: RecomputeFunction, itself a
-PyLayer of the framework)."""
+"""A sublayer that applies a PyLayer, run under paddle.distributed.fleet.utils.recompute: in a
+static graph the runtime's recompute op (recompute.py), which re-runs the block in backward
+and differentiates through the inner PyLayer's own op (its saved tensor piped from the re-run)."""
 import paddle
 from paddle.autograd import PyLayer
 from paddle.distributed.fleet.utils import recompute
@@ -38,7 +38,7 @@ class Model(paddle.nn.Layer):
 
 
 INPUTS = [([2, 4], "float32", True)]
-# paddle 2.6.2's recompute (distributed/fleet/recompute/recompute.py) is dynamic-graph
-# only: in a static graph it reads `framework._dygraph_tracer()._has_grad` of a tracer
-# that is None (AttributeError), for any function, PyLayer or not.
+# paddle 2.6.2: a PyLayer applied, inside a recomputed block, to a tensor the block made fails
+# when the program runs ("<name>@GRAD not in VariableScope"), through the runtime's recompute op
+# as through a user's CheckpointFunction of that shape (docs/SUPPORT.md, known limits).
 MODES_2_6 = ("eager", "sot")
