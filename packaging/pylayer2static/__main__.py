@@ -10,6 +10,12 @@ from pylayer2static import find_binary
 
 def main():
     if sys.argv[1:2] == ["run"]:
+        # The runtime's hook finds the binary without importing this package (which imports it):
+        # hand it the one found here, as `pylayer2static run` hands itself.
+        try:
+            os.environ.setdefault("P2S_BIN", find_binary())
+        except FileNotFoundError:
+            pass  # the hook looks beside this Python and on PATH, and says where it looked
         from pylayer2static_runtime.run import main as run
 
         return run(sys.argv[2:])

@@ -17,6 +17,12 @@ version, binary path, size and mtime), the configuration file and the content of
 of the root that defines or applies a PyLayer or is a package `__init__`; entries are written
 through a temp file and `os.replace`, so concurrent processes (distributed launch) never read a
 partial entry.
+
+The project, the configuration file and its `packages` are the binary's, found and read by its
+rules (`project.py`: src/project.c's and src/config.c's, mirrored). The binary is found without importing the
+`pylayer2static` package, which imports this runtime (`find_binary`). Naming paddle or this
+tool's own packages for the hook is an error (`refuse_never_transpiled`): they are never
+transpiled, and Paddle's own PyLayers are built by the runtime when called.
 """
 import ast
 import hashlib
@@ -35,22 +41,21 @@ import tempfile
 import threading
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-try:
-    import tomllib
-except ImportError:  # Python < 3.11: `packages` in pyproject.toml is read when tomli is there
-    try:
-        import tomli as tomllib
-    except ImportError:
-        tomllib = None
+from .project import config_file, configured_packages, project_root
 
-__all__ = ["PyLayerImportHook", "find_binary", "install_import_hook"]
+__all__ = ["PackageRefused", "PyLayerImportHook", "find_binary", "install_import_hook", "refuse_never_transpiled"]
 
-# Modules the hook never transpiles: the framework, this runtime and the tool's own package.
-_NEVER = frozenset({"paddle", "pylayer2static", "pylayer2static_runtime"})
+# Modules the hook never transpiles: the framework, this runtime and the tool's own package;
+# naming one for the hook is an error that says why (`refuse_never_transpiled`).
+_NEVER_WHY = {
+    "paddle": "the framework's own modules are not transpiled: Paddle's own PyLayer classes are built "
+              "as static ops by the runtime when they are called (docs/DESIGN.md, \"Paddle's own PyLayers\")",
+    "pylayer2static_runtime": "this tool's runtime, which builds PyLayer calls as static ops, is not transpiled",
+    "pylayer2static": "this tool's own package is not transpiled",
+}
+_NEVER = frozenset(_NEVER_WHY)
 # The cheap pre-check: a module that defines or applies a PyLayer says one of these.
 _MARKERS = (b"PyLayer", b".apply")
-# A directory that holds one of these is a project, not a module tree.
-_PROJECT_FILES = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 _SKIP_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "dist-packages"})
 _CACHE_HEADER = b"# pylayer2static cache "
 _OWN_IMPORT = "import pylayer2static_runtime as _p2s"
@@ -62,24 +67,25 @@ def _runtime_version() -> str:
 
 
 def find_binary() -> str:
-    """The transpiler: $P2S_BIN, else the wheel's (`pylayer2static.find_binary()`), else PATH."""
+    """The transpiler: $P2S_BIN, else the one installed with this runtime (the wheel puts it in
+    the interpreter's scripts directory), else `pylayer2static` on PATH.
+
+    `pylayer2static run` sets $P2S_BIN to itself and `python -m pylayer2static run` to the binary
+    its package finds (`pylayer2static.find_binary()`, which knows the `--user`, `--prefix` and
+    `--target` layouts too): the runtime does not import that package, which imports it."""
     env = os.environ.get("P2S_BIN")
     if env:
         if not (os.path.isfile(env) and os.access(env, os.X_OK)):
             raise ImportError(f"pylayer2static: P2S_BIN={env} is not an executable file")
         return env
-    try:
-        import pylayer2static
-
-        return pylayer2static.find_binary()
-    except (ImportError, FileNotFoundError):
-        pass
-    found = shutil.which("pylayer2static")
+    scripts = sysconfig.get_path("scripts")
+    found = shutil.which("pylayer2static", path=scripts) if scripts else None
+    found = found or shutil.which("pylayer2static")
     if found:
         return found
     raise ImportError(
-        "pylayer2static: the transpiler binary was not found (looked at $P2S_BIN, the "
-        "pylayer2static package and PATH); install the pylayer2static wheel or set P2S_BIN"
+        f"pylayer2static: the transpiler binary was not found (looked at $P2S_BIN, {scripts} and "
+        "PATH); install the pylayer2static wheel or set P2S_BIN"
     )
 
 
@@ -89,50 +95,6 @@ def _mentions_pylayer(source: bytes) -> bool:
 
 def _under(path: str, directory: str) -> bool:
     return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
-
-
-def _project_root(start: str) -> str:
-    """The nearest directory at or above `start` holding pyproject.toml, setup.py, setup.cfg or
-    .git; `start` itself when there is none."""
-    d = os.path.realpath(start)
-    while True:
-        if any(os.path.exists(os.path.join(d, f)) for f in _PROJECT_FILES):
-            return d
-        parent = os.path.dirname(d)
-        if parent == d:
-            return os.path.realpath(start)
-        d = parent
-
-
-def _config_file(start: str) -> Optional[str]:
-    """The nearest pyproject.toml at or above `start` with a [tool.pylayer2static] table, as the
-    binary picks it."""
-    d = os.path.realpath(start)
-    while True:
-        path = os.path.join(d, "pyproject.toml")
-        try:
-            with open(path, "rb") as f:
-                if b"[tool.pylayer2static]" in f.read():
-                    return path
-        except OSError:
-            pass
-        parent = os.path.dirname(d)
-        if parent == d:
-            return None
-        d = parent
-
-
-def configured_packages(start: str) -> List[str]:
-    """`packages` of the [tool.pylayer2static] table found from `start` (empty without one)."""
-    path = _config_file(start)
-    if path is None or tomllib is None:
-        return []
-    with open(path, "rb") as f:
-        table = tomllib.load(f).get("tool", {}).get("pylayer2static", {})
-    packages = table.get("packages", [])
-    if not (isinstance(packages, list) and all(isinstance(p, str) for p in packages)):
-        raise ImportError(f"{path}: [tool.pylayer2static] packages must be a list of strings")
-    return packages
 
 
 def _system_dirs() -> List[str]:
@@ -184,7 +146,7 @@ class _Unit:
         self.others: List[str] = []
         self.dirs: List[str] = []
         # A library is transpiled under the project's configuration (its warn list, its rules).
-        self.config = _config_file(entry if tops is None else hook.projects[0])
+        self.config = config_file(entry if tops is None else hook.projects[0])
         self._scan()
         self.fingerprint = self._fingerprint()
         self.outputs: Optional[Dict[str, bytes]] = None
@@ -340,7 +302,7 @@ class PyLayerImportHook(importlib.abc.MetaPathFinder):
     """The finder `install_import_hook` installs; `uninstall()` takes it off `sys.meta_path`."""
 
     def __init__(self, project: str, packages: Iterable[str], binary: Optional[str] = None):
-        self.projects = [_project_root(project)]
+        self.projects = [project_root(project)]
         self.packages = set(packages)
         self._binary = binary
         self._tool_id: Optional[str] = None
@@ -370,7 +332,7 @@ class PyLayerImportHook(importlib.abc.MetaPathFinder):
 
     def add(self, project: Optional[str] = None, packages: Iterable[str] = ()) -> None:
         if project is not None:
-            root = _project_root(project)
+            root = project_root(project)
             if root not in self.projects:
                 self.projects.append(root)
         self.packages.update(packages)
@@ -505,19 +467,42 @@ def _write_cache(path: str, key: str, data: bytes) -> bool:
         return False
 
 
+class PackageRefused(ValueError):
+    """A package named for the hook to transpile that it never transpiles (`_NEVER`)."""
+
+
+def refuse_never_transpiled(names: Iterable[str], given_by: str) -> None:
+    """Raise PackageRefused for the first of `names` whose top-level package the hook never
+    transpiles (naming one would otherwise be accepted and transpile nothing); the message
+    begins with `given_by` and the name (`--package paddle: ...`)."""
+    for name in names:
+        top = name.partition(".")[0]
+        why = _NEVER_WHY.get(top)
+        if why is None:
+            continue
+        raise PackageRefused(f"{given_by} {name}: {why}; leave it out")
+
+
 def install_import_hook(packages: Sequence[str] = (), project: Optional[str] = None,
                         binary: Optional[str] = None) -> PyLayerImportHook:
     """Transpile PyLayer modules on import from now on (modules imported before are not touched).
 
-    `project` (default: the current directory) locates the project: the nearest directory above
-    it with pyproject.toml, setup.py, setup.cfg or .git; its modules are transpiled. `packages`
-    names installed libraries to transpile too, added to `packages` of the project's
-    [tool.pylayer2static] table and $P2S_PACKAGES (comma-separated). `binary` overrides the
-    search of `find_binary()`. A second call adds to the hook already installed and returns it.
+    `project` (default: the current directory) locates the project as the binary does: the
+    directory of the nearest pyproject.toml above it with a [tool.pylayer2static] table, else of
+    the nearest pyproject.toml, else `project` itself; its modules are transpiled. `packages`
+    names installed libraries to transpile too, added to `packages` of that table and
+    $P2S_PACKAGES (comma-separated); PackageRefused when one of them is the framework's or this
+    tool's own (never transpiled). `binary` overrides the search of `find_binary()`. A second
+    call adds to the hook already installed and returns it.
     """
     project = os.getcwd() if project is None else project
-    names = list(packages) + configured_packages(project)
-    names += [p for p in os.environ.get("P2S_PACKAGES", "").split(",") if p]
+    configured = configured_packages(project)
+    from_env = [p for p in os.environ.get("P2S_PACKAGES", "").split(",") if p]
+    refuse_never_transpiled(packages, "install_import_hook(packages=...) names")
+    if configured:
+        refuse_never_transpiled(configured, f"packages in {config_file(project)} names")
+    refuse_never_transpiled(from_env, "$P2S_PACKAGES names")
+    names = list(packages) + configured + from_env
     for finder in sys.meta_path:
         if isinstance(finder, PyLayerImportHook):
             finder.add(project, names)

@@ -15,7 +15,7 @@ import sys
 import types
 from typing import List, Optional
 
-from .importhook import PyLayerImportHook, install_import_hook
+from .importhook import PackageRefused, PyLayerImportHook, install_import_hook, refuse_never_transpiled
 
 USAGE = """\
 usage: python -m pylayer2static_runtime.run [--package NAME]... SCRIPT.py [ARGS...]
@@ -24,8 +24,9 @@ usage: python -m pylayer2static_runtime.run [--package NAME]... SCRIPT.py [ARGS.
 Runs SCRIPT (or MODULE) as python does, with every module of the project that defines or
 applies a PyLayer transpiled on import (cached in __pycache__). --package NAME transpiles the
 installed library NAME too (repeatable; also `packages` in [tool.pylayer2static] and
-$P2S_PACKAGES). The transpiler is $P2S_BIN, the pylayer2static package's or pylayer2static
-on PATH."""
+$P2S_PACKAGES); naming paddle or this tool's own packages is an error (exit 2): they are never
+transpiled, and Paddle's own PyLayers are built as static ops by the runtime when called. The
+transpiler is $P2S_BIN, the one installed beside this Python or pylayer2static on PATH."""
 
 
 def _run_script(hook: PyLayerImportHook, path: str) -> None:
@@ -65,22 +66,26 @@ def main(argv: Optional[List[str]] = None) -> int:
     if not argv or (argv[0] == "-m" and len(argv) < 2):
         print(USAGE, file=sys.stderr)
         return 2
-    if argv[0] == "-m":
+    script = None if argv[0] == "-m" else os.path.abspath(argv[0])
+    if script is not None and not os.path.isfile(script):
+        print(f"{sys.executable}: can't open file {argv[0]!r}: no such file", file=sys.stderr)
+        return 2
+    try:  # before the program runs: a package the hook never transpiles is an error, not a no-op
+        refuse_never_transpiled(packages, "--package")
+        hook = install_import_hook(packages, project=os.getcwd() if script is None else os.path.dirname(script))
+    except PackageRefused as refused:  # --package, the configuration's `packages`, $P2S_PACKAGES
+        print(f"pylayer2static run: error: {refused}", file=sys.stderr)
+        return 2
+    if script is None:
         module, args = argv[1], argv[2:]
-        install_import_hook(packages, project=os.getcwd())
         sys.argv = [module] + args  # run_module puts the module's file in argv[0]
         runpy.run_module(module, run_name="__main__", alter_sys=True)
         return 0
-    script, args = os.path.abspath(argv[0]), argv[1:]
-    if not os.path.isfile(script):
-        print(f"{sys.executable}: can't open file {argv[0]!r}: no such file", file=sys.stderr)
-        return 2
-    sys.argv = [argv[0]] + args
+    sys.argv = argv
     # As `python script.py`: the script's directory (symlinks resolved) takes the place `-m`
     # gave the current directory, unless -P/-I left both out.
     if not (getattr(sys.flags, "safe_path", False) or sys.flags.isolated):
         sys.path[0] = os.path.dirname(os.path.realpath(script))
-    hook = install_import_hook(packages, project=os.path.dirname(script))
     _run_script(hook, script)
     return 0
 

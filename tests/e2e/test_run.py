@@ -14,7 +14,7 @@ import numpy as np
 import paddle
 import pytest
 
-from pylayer2static_runtime import install_import_hook
+from pylayer2static_runtime import install_import_hook, project as project_rules
 from pylayer2static_runtime.importhook import TranspileError
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -358,6 +358,83 @@ def test_run_transpiles_a_library_outside_the_project_only_when_named(project, c
     assert [p.stdout.strip() for p in (plain, named, from_env)] == ["False", "True", "True"], \
         [p.stderr for p in (plain, named, from_env)]
     assert os.path.exists(lib / "__pycache__" / ("layers." + CACHE))
+
+
+@pytest.mark.parametrize("name", ["paddle", "paddle.distributed.fleet", "pylayer2static_runtime", "pylayer2static"])
+def test_run_package_never_transpiled_is_an_error_before_the_program_runs(project, name):
+    """`run --package paddle...` was accepted and transpiled nothing (the hook never transpiles
+    the framework or this tool): now exit 2 and why, through the binary's `run`."""
+    proc = subprocess.run([BINARY, "run", "--package", name, "train.py"], cwd=project,
+                          env=_env(BINARY, P2S_PYTHON=sys.executable), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stdout == ""  # the program did not run
+    assert f"pylayer2static run: error: --package {name}: " in proc.stderr
+    assert "not transpiled" in proc.stderr
+    if name.startswith("paddle"):
+        assert "Paddle's own PyLayer classes are built as static ops by the runtime when they are called" in proc.stderr
+        assert 'docs/DESIGN.md, "Paddle\'s own PyLayers"' in proc.stderr
+    assert not os.path.exists(os.path.join(project, "p2sproj", "__pycache__"))
+
+
+def test_run_configured_or_environment_package_never_transpiled_is_an_error(project):
+    from_env = _run(project, BINARY, "train.py", P2S_PACKAGES="p2slib,paddle")
+    assert from_env.returncode == 2 and from_env.stdout == ""
+    assert "pylayer2static run: error: $P2S_PACKAGES names paddle: the framework's own modules" in from_env.stderr
+    pyproject = os.path.join(project, "pyproject.toml")
+    with open(pyproject, "a") as f:
+        f.write('[tool.pylayer2static]\npackages = ["paddle.distributed"]\n')
+    configured = _run(project, BINARY, "-m", "p2sproj.cli")
+    assert configured.returncode == 2 and configured.stdout == ""
+    assert f"packages in {os.path.realpath(pyproject)} names paddle.distributed: " in configured.stderr
+
+
+# (the table's lines, what the hook reads of `packages`: a list, or the error it raises)
+CONFIG_CASES = [
+    ('packages = ["a", "b"]\n', ["a", "b"]),
+    ("packages = [\n  'a',  # a comment\n  \"b\\t\",\n]\nselect = 'P2S1'\npackages = [\"c\"]\n", ["a", "b\t", "c"]),
+    ('packages = "a"\n', "2:12: error: expected an array of strings"),
+    ('packages = ["a", 3]\n', "2:18: error: expected a string"),
+    ('packages = ["a\\x"]\n', "2:16: error: unsupported escape in string"),
+    # the binary reads no further than its first error, and reports it when it transpiles
+    ('jobs = "many"\npackages = ["a"]\n', []),
+    ('packages = ["a"]\nbogus = 1\npackages = ["b"]\n', ["a"]),
+]
+
+
+def test_configured_packages_are_read_as_the_binary_reads_the_table(tmp_path):
+    """The hook reads `packages` by the binary's rule (src/config.c): the same file, the same
+    values, the same `file:line:col` error where the binary stops at `packages`."""
+    (tmp_path / "m.py").write_text("x = 1\n")
+    other = '[tool.other]\nx = [\n  "[tool.pylayer2static]",  # not ours\n]\n'
+    pyproject = tmp_path / "pyproject.toml"
+    for table, want in CONFIG_CASES + [(other + "[tool.pylayer2static]\npackages = ['z']\n", ["z"])]:
+        text = table if table.startswith("[") else "[tool.pylayer2static]\n" + table
+        pyproject.write_text(text)
+        binary = subprocess.run([BINARY, "--lint", "m.py"], cwd=tmp_path, capture_output=True, text=True)
+        if isinstance(want, list):
+            assert project_rules.configured_packages(str(tmp_path)) == want, text
+            continue
+        message = f"{os.path.realpath(pyproject)}:{want}"
+        assert binary.returncode == 2 and binary.stderr.startswith(message), (text, binary.stderr)
+        with pytest.raises(ImportError) as raised:
+            project_rules.configured_packages(str(tmp_path))
+        assert str(raised.value) == message, text
+
+
+def test_project_root_is_the_binarys(tmp_path):
+    """The project is the configuration's directory, else the nearest pyproject.toml's (the
+    binary's project.c); without one, where the search started."""
+    outer, inner = tmp_path / "outer", tmp_path / "outer" / "inner" / "pkg"
+    inner.mkdir(parents=True)
+    (outer / "pyproject.toml").write_text("[tool.pylayer2static]\n")
+    (outer / "inner" / "pyproject.toml").write_text('[project]\nname = "inner"\n')
+    assert project_rules.project_root(str(inner)) == str(outer.resolve())
+    (outer / "pyproject.toml").write_text('[project]\nname = "outer"\n')
+    assert project_rules.project_root(str(inner)) == str((outer / "inner").resolve())
+    bare = tmp_path / "bare" / "sub"
+    bare.mkdir(parents=True)
+    (tmp_path / "bare" / "setup.py").write_text("")
+    assert project_rules.project_root(str(bare)) == str(bare.resolve())
 
 
 def test_install_import_hook_in_process(project):

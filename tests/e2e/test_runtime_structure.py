@@ -1,6 +1,6 @@
 """The runtime's structure, read off its source with `ast` (docs/ARCHITECTURE.md, The runtime):
-no import cycle among its modules, a core that imports no framework, and framework probes and
-IR branches only where they belong."""
+no import cycle among its modules, a core that imports no framework, framework probes and IR
+branches only where they belong, and no build state in class attributes or module globals."""
 import ast
 import os
 import sys
@@ -80,6 +80,36 @@ def test_no_import_cycle_among_runtime_modules() -> None:
     assert not cycle, "import cycle: " + " -> ".join(cycle)
 
 
+# The runtime's layers in docs/ARCHITECTURE.md's order (The runtime): a module imports modules
+# of its own layer and of the layers before it only. By dotted name below the package; a name
+# ending in "." is a package's modules; the build is every module no other layer names.
+LAYERS = [
+    ("core", ("core.",)),
+    ("the framework's seams", ("framework", "patch")),
+    ("the build", ()),
+    ("one package per IR", ("pir", "pir.", "legacy", "legacy.")),
+    ("the install step", ("install",)),
+    ("pylayer2static run", ("project", "importhook", "run")),
+]
+
+
+def _layer(module: str) -> int:
+    if module == PACKAGE:
+        return len(LAYERS)  # the package's __init__: the entry points and the install, on top
+    name = module[len(PACKAGE) + 1:]
+    for index, (_, names) in enumerate(LAYERS):
+        if any(name.startswith(n) if n.endswith(".") else name == n for n in names):
+            return index
+    return next(index for index, (_, names) in enumerate(LAYERS) if not names)
+
+
+def test_each_layer_imports_only_its_own_and_the_ones_before_it() -> None:
+    upward = [f"{module} ({LAYERS[_layer(module)][0] if module != PACKAGE else 'the package'}) imports "
+              f"{edge} ({LAYERS[_layer(edge)][0]})"
+              for module, edges in sorted(_graph().items()) for edge in sorted(edges) if _layer(edge) > _layer(module)]
+    assert not upward, upward
+
+
 def _imports_paddle(path: str) -> bool:
     tree = ast.parse(open(path, encoding="utf-8").read(), path)
     for node in ast.walk(tree):
@@ -108,7 +138,7 @@ def test_framework_probes_only_where_they_belong() -> None:
     which IR is being built or tries an import that fails on some releases."""
     for module, path in _modules().items():
         relative = os.path.relpath(path, RUNTIME).replace(os.sep, "/")
-        if relative.startswith(PROBES_ALLOWED) or relative == "importhook.py":  # importhook: Python's tomllib
+        if relative.startswith(PROBES_ALLOWED):
             continue
         tree = ast.parse(open(path, encoding="utf-8").read(), path)
         for node in ast.walk(tree):
@@ -143,3 +173,107 @@ def test_build_state_lives_in_the_build_scope() -> None:
         tree = ast.parse(open(path, encoding="utf-8").read(), path)
         writes = [write for write in _class_attribute_writes(tree) if not write.startswith("_LastSwaps.")]
         assert not writes, f"{module} keeps state in {writes}; a build's state goes in core/scope.py"
+
+
+# Container methods that change their container in place.
+_MUTATORS = frozenset({"append", "extend", "extendleft", "insert", "add", "update", "setdefault", "pop",
+                       "popitem", "popleft", "remove", "discard", "clear", "sort", "reverse",
+                       "__setitem__", "__delitem__"})
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+# Module-level state that functions write, each with why it is no build's state: registries
+# filled once per process (or per import of a module, per export loaded), and memos whose
+# value is a function of their key alone, so any build may read what another left.
+MODULE_STATE_ALLOWED = {
+    "adapter.py:_IRS": "each IR's adapter, registered once per process by install.install()",
+    "builders.py:_BUILDERS": "the builder registry: a generated module registers each class's builder once, "
+                             "as it is imported",
+    "core/records.py:LOADED": "the call records of the exports `paddle.jit.load` read in this process",
+    "convert.py:_CONVERTED": "a memo: each function's converted form, weakly keyed by the function",
+    "frames.py:_outers": "a memo: the lines above a call, keyed by every frame's code and line",
+    "inplace.py:_FOLLOWERS": "a memo: an in-place API's follower, made again when the API object changes",
+    "legacy/adapter.py:_stacks": "a memo: an op's call stack, keyed by the body and every frame's code and line",
+    "legacy/blocks.py:_block_attrs": "a memo: an op type's block attributes, which are its proto's",
+    "replay.py:_recorded": "a memo: the recordings by call key, which holds all a recording depends on "
+                           "(the program and its tape epoch among it: replay.call_key)",
+}
+
+
+def _own_nodes(function: ast.AST) -> List[ast.AST]:
+    """The nodes of a function's own scope: nested functions and classes are theirs."""
+    nodes, stack = [], list(ast.iter_child_nodes(function))
+    while stack:
+        node = stack.pop()
+        nodes.append(node)
+        if not isinstance(node, _SCOPES):
+            stack.extend(ast.iter_child_nodes(node))
+    return nodes
+
+
+def _module_state_writes(tree: ast.Module) -> List[str]:
+    """Writes from a function to the module's state, as `NAME:line`: a name its `global`
+    statement declares and it binds, and a module-level value (a name the module assigns)
+    changed in place where the function does not bind that name itself: `X[k] = v`,
+    `X.attr = v`, `del X[k]`, `X[k] += v`, `X.append(...)`, `X.update(...)`..."""
+    module_names = {leaf.id for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+                    for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                    for leaf in ast.walk(target) if isinstance(leaf, ast.Name)}
+    writes = []
+    for function in ast.walk(tree):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        nodes = _own_nodes(function)
+        declared = {name for node in nodes if isinstance(node, ast.Global) for name in node.names}
+        arguments = function.args
+        local = {a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
+        local |= {a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None}
+        local |= {node.id for node in nodes if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)}
+        local |= {node.name for node in nodes if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+        local |= {(alias.asname or alias.name).split(".")[0] for node in nodes
+                  if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
+        local -= declared
+        for node in nodes:
+            changed = None
+            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) and node.id in declared:
+                changed = node
+            elif isinstance(node, (ast.Subscript, ast.Attribute)) and not isinstance(node.ctx, ast.Load):
+                changed = node.value
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _MUTATORS:
+                changed = node.func.value
+            while isinstance(changed, (ast.Subscript, ast.Attribute)):
+                changed = changed.value
+            if isinstance(changed, ast.Name) and (changed.id in declared or
+                                                  (changed.id in module_names and changed.id not in local)):
+                writes.append(f"{changed.id}:{node.lineno}")
+    return writes
+
+
+def test_module_state_writes_are_found() -> None:
+    tree = ast.parse(
+        "_program = [None, 0]\n_seen = {}\n_count = 0\n_LOG = print\n"
+        "def forget():\n    _program[:] = [None, _program[1] + 1]\n"
+        "def note(key):\n    _seen.setdefault(key, []).append(1)\n    _seen[key][0] += 1\n"
+        "def bump():\n    global _count\n    _count += 1\n"
+        "def local(_seen):\n    _seen[1] = 2\n    x = {}\n    x['a'] = 1\n    _LOG('no write')\n"
+        "def outer():\n    def inner():\n        del _seen['a']\n    return inner\n"
+    )
+    assert sorted(_module_state_writes(tree)) == sorted(
+        ["_program:6", "_seen:8", "_seen:9", "_count:12", "_seen:20"])
+
+
+def test_no_build_state_in_module_globals() -> None:
+    """No function writes its module's globals (a build's state goes in core/scope.py, or on the
+    program, as pir/tape.py's tape epoch), but for the registries and memos allowed above."""
+    found, allowed_seen = [], set()
+    for module, path in _modules().items():
+        relative = os.path.relpath(path, RUNTIME).replace(os.sep, "/")
+        tree = ast.parse(open(path, encoding="utf-8").read(), path)
+        for write in _module_state_writes(tree):
+            key = f"{relative}:{write.split(':')[0]}"
+            if key in MODULE_STATE_ALLOWED:
+                allowed_seen.add(key)
+            else:
+                found.append(f"{relative}:{write.split(':')[1]} writes {write.split(':')[0]}")
+    assert not found, f"module globals written by functions: {found}; a build's state goes in core/scope.py"
+    assert allowed_seen == set(MODULE_STATE_ALLOWED), \
+        f"allowed but no longer written (drop them): {set(MODULE_STATE_ALLOWED) - allowed_seen}"

@@ -180,7 +180,7 @@ def inline_op(op: Any) -> Optional[List[Any]]:
     if why:
         LOG.debug("pylayer op kept (%s): %s", why, op)
         return None
-    tape.forget()  # the ops of its block move: a tape of them (a forward's recording) is no more
+    tape.forget(op.get_parent_block().program)  # the ops of its block move: a tape of them is no more
     body = sub_block(op)
     ops = body.ops
     terminator = ops[-1]

@@ -7,7 +7,9 @@ ops), which keeps each op's attributes (its results' stop_gradient among them) a
 results to the mapping. The recorded ops must still exist then, as recorded: a tape belongs
 to the program it was recorded in and to the time before the runtime inlines ops there
 (`forget`, called by `ops.inline_op`, which moves them and rewires what they read), and
-`environment` makes a call in another program, or after a `forget`, unlike the recorded ones.
+`environment` makes a call in another program, or after a `forget` there, unlike the recorded
+ones. That state is the program's own (its epoch, a token on the program object), not this
+module's: no build state lives in a module global.
 Forward's ops are recorded: backward's are inlined as soon as built (`backward_tapes`).
 
 A body is recorded only when what it built is self-contained: ops in the block being built
@@ -26,8 +28,9 @@ backward_tapes = False
 tape with them: each backward is built by running it."""
 call_tapes = False  # backward is built when autodiff asks, after the op
 
-_program: List[Any] = [None, 0]
-"""The program tapes are recorded in now, and their generation (`forget` starts another)."""
+_EPOCH = "_p2s_tape_epoch"
+"""The attribute of a program holding its epoch: a token that names the program and the time
+since its ops last moved (`forget` gives it another)."""
 
 
 class PirTape:
@@ -47,17 +50,28 @@ class PirTape:
 
 
 def environment() -> Hashable:
-    """The program tapes are recorded in and their generation, and what ops take from the
-    guards in force as they are made: role, chunk, device."""
+    """The program tapes are recorded in and its epoch, and what ops take from the guards in
+    force as they are made: role, chunk, device."""
     program = paddle.static.default_main_program()
-    if _program[0] is not program:
-        _program[:] = [program, _program[1] + 1]
-    return _program[1], paddle.pir.get_op_role(), paddle.pir.get_chunk_id(), paddle.base.framework._current_device
+    epoch = getattr(program, _EPOCH, None)
+    if epoch is None:  # a program no tape was recorded in yet
+        epoch = _new_epoch(program)
+    return epoch, paddle.pir.get_op_role(), paddle.pir.get_chunk_id(), paddle.base.framework._current_device
 
 
-def forget() -> None:
-    """The recorded ops may go now (inlined, dropped): no call is alike to a recorded one."""
-    _program[:] = [None, _program[1] + 1]
+def forget(program: Any) -> None:
+    """The recorded ops of `program` may go now (inlined, dropped): no call there is alike to
+    one recorded before."""
+    _new_epoch(program)
+
+
+def _new_epoch(program: Any) -> Hashable:
+    # A fresh token: a recording's key holds its epoch, so a token is never reused while a
+    # recording of it is kept (paddle 3.3.1's pir.Program takes attributes, and the framework
+    # hands out one Python object per program).
+    epoch = object()
+    setattr(program, _EPOCH, epoch)
+    return epoch
 
 
 @contextlib.contextmanager
