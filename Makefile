@@ -148,6 +148,7 @@ bench: $(BIN) venv
 	sh tests/bench/models.sh
 	sh tests/bench/twins.sh $(TWINS_ARGS)
 	sh tests/bench/construction.sh
+	sh tests/bench/recompute.sh
 	$(PYTHON) tests/bench/lsp_bench.py $(BIN)
 # The instruction-count table alone (callgrind; no venv): docs/PERFORMANCE.md's rewritten.
 bench-instructions: $(BIN)
@@ -158,8 +159,9 @@ bench-doc: $(BIN) venv
 	sh tests/bench/models.sh build/bench/models.md
 	sh tests/bench/twins.sh -o build/bench/twins.md $(TWINS_ARGS)
 	sh tests/bench/construction.sh -o build/bench/construction.md
+	sh tests/bench/recompute.sh -o build/bench/recompute.md
 	$(PYTHON) tests/bench/write_doc.py docs/PERFORMANCE.md --measured build/bench/tool.md build/bench/models.md \
-		--twins build/bench/twins.md --construction build/bench/construction.md
+		--twins build/bench/twins.md --construction build/bench/construction.md --recompute build/bench/recompute.md
 # The twins rows of TWINS_MODELS only (e.g. TWINS_MODELS=lora_frozen), the doc's other rows kept.
 bench-doc-twins-rows: $(BIN) venv
 	sh tests/bench/twins.sh -o build/bench/twins_rows.md --models $(TWINS_MODELS) $(TWINS_ARGS)

@@ -1,7 +1,7 @@
 """Puts freshly measured figures into docs/PERFORMANCE.md (`make bench-doc`).
 
     python3 write_doc.py DOC [--measured TOOL.md MODELS.md] [--twins TWINS.md] [--twins-rows TWINS.md]
-        [--instructions INSTR.md] [--construction CONSTRUCTION.md]
+        [--instructions INSTR.md] [--construction CONSTRUCTION.md] [--recompute RECOMPUTE.md]
 
 `--measured` replaces everything between the doc's `<!-- measured: begin -->` and
 `<!-- measured: end -->` markers with the two measurement files; `--twins` replaces what is
@@ -14,7 +14,9 @@ table (`make bench-instructions`);
 replacing those models' rows in the table of the same framework version and recounting the
 targets met, with a line saying when and how those rows were measured; `--construction` replaces
 what is between `<!-- construction: begin -->` and `<!-- construction: end -->` with the
-construction benchmark's tables (tests/bench/construction.sh). The prose around the markers stays.
+construction benchmark's tables (tests/bench/construction.sh); `--recompute` what is between
+`<!-- recompute: begin -->` and `<!-- recompute: end -->` with the recompute benchmark's tables
+(tests/bench/recompute.sh). The prose around the markers stays.
 """
 import argparse
 import re
@@ -113,6 +115,7 @@ def main() -> None:
     ap.add_argument("--instructions", metavar="INSTRUCTIONS_MD")
     ap.add_argument("--twins-rows", metavar="TWINS_MD")
     ap.add_argument("--construction", metavar="CONSTRUCTION_MD")
+    ap.add_argument("--recompute", metavar="RECOMPUTE_MD")
     args = ap.parse_args()
     (text,) = read([args.doc])
     if args.measured:
@@ -132,6 +135,9 @@ def main() -> None:
     if args.construction:
         (construction,) = read([args.construction])
         text = replace_section(text, "construction", construction)
+    if args.recompute:
+        (recompute,) = read([args.recompute])
+        text = replace_section(text, "recompute", recompute)
     with open(args.doc, "w") as f:
         f.write(text)
 

@@ -1,7 +1,8 @@
 """Recompute's memory in a static graph: 8 pre-LN transformer blocks trained under to_static (AST).
 
-Run as `python recompute_memory.py FORM` in a process of its own (the host allocator's peak is
-per process), transpiled by `pylayer2static run` or not. FORM: `none` (no recompute), `user` (a
+Run as `python recompute_memory.py FORM [HIDDEN BATCH]` in a process of its own (the host
+allocator's peak is per process), transpiled by `pylayer2static run` or not (the e2e test: hidden
+256, batch 16; the benchmark, tests/bench/recompute.py: 512 and 32). FORM: `none` (no recompute), `user` (a
 CheckpointFunction-style PyLayer: forward under no_grad, backward re-runs the block under
 enable_grad and returns `paddle.grad` over its input and parameters), `fleet` and `fleet_nr`
 (`paddle.distributed.fleet.utils.recompute`, `use_reentrant` True and False). Prints one JSON
@@ -20,7 +21,8 @@ from paddle.autograd import PyLayer
 from paddle.distributed.fleet.utils import recompute
 
 FORM = sys.argv[1]
-HIDDEN, BATCH, SEQ, BLOCKS, STEPS = 256, 16, 64, 8, 3
+HIDDEN, BATCH = (int(a) for a in sys.argv[2:4]) if len(sys.argv) > 2 else (256, 16)
+SEQ, BLOCKS, STEPS = 64, 8, 3
 
 
 class CheckpointFunction(PyLayer):
