@@ -360,6 +360,78 @@ def test_run_transpiles_a_library_outside_the_project_only_when_named(project, c
     assert os.path.exists(lib / "__pycache__" / ("layers." + CACHE))
 
 
+RECOMPUTE_LIB = '''\
+import paddle
+from paddle.distributed.fleet.utils import recompute
+
+
+class Block(paddle.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.up = paddle.nn.Linear(4, 8)
+        self.down = paddle.nn.Linear(8, 4)
+
+    def forward(self, x):
+        return x + self.down(paddle.nn.functional.gelu(self.up(x)))
+
+
+class Net(paddle.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.blocks = paddle.nn.LayerList([Block() for _ in range(3)])
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = recompute(block, x)
+        return x.mean()
+'''
+
+RECOMPUTE_MAIN = '''\
+import json
+import numpy as np
+import paddle
+import pylayer2static_runtime.builders as builders
+import reclib
+
+built = []
+build_call = builders.build_call
+def counting(cls, args, kwargs):
+    built.append(cls.__name__)
+    return build_call(cls, args, kwargs)
+builders.build_call = counting
+
+def train(static):
+    paddle.seed(0)
+    net = reclib.Net()
+    opt = paddle.optimizer.SGD(0.1, parameters=net.parameters())
+    step = paddle.jit.to_static(net, full_graph=True) if static else net
+    x = paddle.to_tensor(np.random.RandomState(0).randn(2, 4).astype("float32"), stop_gradient=False)
+    losses = []
+    for _ in range(3):
+        loss = step(x)
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        losses.append(float(loss))
+    return losses
+
+print(json.dumps({"eager": train(False), "static": train(True), "built": built}))
+'''
+
+
+def test_run_library_calling_paddles_recompute_builds_the_runtimes_op(project, tmp_path):
+    """A library that imports `recompute` from paddle, run through `run --package LIB`: under
+    to_static each call is the runtime's recompute op (recompute.py), trained equal to eager."""
+    lib = tmp_path / "lib" / "reclib"
+    lib.mkdir(parents=True)
+    (lib / "__init__.py").write_text(RECOMPUTE_LIB)
+    with open(os.path.join(project, "train_reclib.py"), "w") as f:
+        f.write(RECOMPUTE_MAIN)
+    got = _result(_run(project, BINARY, "--package", "reclib", "train_reclib.py", PYTHONPATH=str(tmp_path / "lib")))
+    assert got["built"] == ["StaticRecompute"] * 3
+    np.testing.assert_allclose(got["static"], got["eager"], rtol=1e-6, atol=1e-7)
+
+
 @pytest.mark.parametrize("name", ["paddle", "paddle.distributed.fleet", "pylayer2static_runtime", "pylayer2static"])
 def test_run_package_never_transpiled_is_an_error_before_the_program_runs(project, name):
     """`run --package paddle...` was accepted and transpiled nothing (the hook never transpiles
