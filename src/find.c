@@ -4,7 +4,9 @@
  * base's) and whether it gets a builder; the `.apply` sites of a class of the file or of
  * another module, and the unresolved ones routed through the runtime in a file that deals in
  * PyLayers; the module-level names that stand for a PyLayer at the end of the module (with the
- * re-exports of names not known yet); where the runtime import goes. */
+ * re-exports of names not known yet); whether it uses one of Paddle's PyLayer-backed APIs,
+ * which the runtime makes static (then it needs the runtime import, PyLayers or not); where the
+ * runtime import goes. */
 #include "find.h"
 
 #include <stdint.h>
@@ -240,6 +242,11 @@ static bool find__uses_pylayer(const P2sFinder *f)
     return false;
 }
 
+static bool find__is_paddle_api(const P2sFinder *f, const P2sMeaning *m)
+{
+    return m->kind == P2S_MEANING_QUAL && p2s_rules_is_paddle_api(f->rules, m->qual, strlen(m->qual));
+}
+
 static bool find__is_instance_of_local_class(const P2sFinder *f, TSNode object, size_t scope)
 {
     if (!p2s_scope_type_is(object, "call"))
@@ -261,6 +268,12 @@ static void find__resolve_sites(P2sFinder *f)
             continue;
         TSNode object = p2s_child(c->attribute, P2S_FIELD_OBJECT);
         P2sMeaning m = p2s_scope_resolve(f, object, c->scope, ts_node_start_byte(c->attribute), 0);
+        /* One of Paddle's own PyLayers the runtime makes static (ScatterOp): left as written,
+         * the runtime dispatches it; the module gets the runtime import (find__uses_paddle_api). */
+        if (find__is_paddle_api(f, &m)) {
+            p2s_scope_meaning_release(&m);
+            continue;
+        }
         bool local = m.kind == P2S_MEANING_CLASS && f->out->classes.contents[m.class_index].is_pylayer;
         bool external = !local && p2s_scope_is_external(f, &m);
         /* A class of this file that is no PyLayer, or an instance of one, has an apply of
@@ -312,38 +325,155 @@ static bool find__is_simple_statement(TSNode stmt)
     return true;
 }
 
+/* Whether the module-level import stmt binds one of Paddle's PyLayer-backed APIs by name
+ * (`from paddle.distributed.fleet.recompute import recompute`): bound before the runtime is
+ * imported, the name would keep the function the runtime's patch replaces. */
+static bool find__imports_paddle_api(const P2sFinder *f, TSNode stmt)
+{
+    const P2sScope *module = &f->scopes.contents[0];
+    size_t end = ts_node_end_byte(stmt);
+    for (size_t i = 0; i < module->bindings.size; i++) {
+        const P2sScopeBinding *b = &module->bindings.contents[i];
+        if (b->kind == P2S_BIND_MODULE && b->position == end &&
+            p2s_rules_is_paddle_api(f->rules, b->as.target, strlen(b->as.target)))
+            return true;
+    }
+    return false;
+}
+
 /* Where the runtime import goes: joined after the first module-level import that follows the
- * docstring and `from __future__` imports; else after the last of those; else joined before the
- * first statement when that is a simple one; else on a line of its own before it. */
+ * docstring and `from __future__` imports (before it, when it imports one of Paddle's
+ * PyLayer-backed APIs by name); else after the last of those; else joined before the first
+ * statement when that is a simple one; else on a line of its own before it. Whether the runtime
+ * import is among the imports there already (has_runtime_import). */
 static void find__runtime_import_point(P2sFinder *f, TSNode root)
 {
     uint32_t n = ts_node_named_child_count(root);
     TSNode last_header = {0};
+    bool placed = false;
     for (uint32_t i = 0; i < n; i++) {
         TSNode stmt = ts_node_named_child(root, i);
         if (p2s_scope_type_is(stmt, "comment"))
             continue;
-        if (p2s_scope_type_is(stmt, "future_import_statement") ||
-            (!p2s_node_present(last_header) && find__is_docstring(stmt))) {
+        if (!placed && (p2s_scope_type_is(stmt, "future_import_statement") ||
+                        (!p2s_node_present(last_header) && find__is_docstring(stmt)))) {
             last_header = stmt;
             continue;
         }
         if (p2s_scope_type_is(stmt, "import_statement") || p2s_scope_type_is(stmt, "import_from_statement")) {
-            f->out->runtime_import_at = ts_node_end_byte(stmt);
-            return;
+            if (!placed) {
+                bool before = find__imports_paddle_api(f, stmt);
+                f->out->runtime_import_at = before ? ts_node_start_byte(stmt) : ts_node_end_byte(stmt);
+                f->out->runtime_import = before ? P2S_IMPORT_JOIN_BEFORE : P2S_IMPORT_JOIN_AFTER;
+                placed = true;
+            }
+            if (p2s_scope_text_is(f, stmt, P2S_RUNTIME_IMPORT))
+                f->out->has_runtime_import = true;
+            continue;
         }
+        if (placed)
+            return;
         if (p2s_node_present(last_header))
             break;
         f->out->runtime_import_at = ts_node_start_byte(stmt);
         f->out->runtime_import = find__is_simple_statement(stmt) ? P2S_IMPORT_JOIN_BEFORE : P2S_IMPORT_OWN_LINE;
         return;
     }
+    if (placed)
+        return;
     if (p2s_node_present(last_header)) {
         f->out->runtime_import_at = ts_node_end_byte(last_header);
     } else {
         f->out->runtime_import_at = 0;
         f->out->runtime_import = P2S_IMPORT_OWN_LINE;
     }
+}
+
+/* The rules' API words this source spells (none, for nearly every module: then nothing more is
+ * looked for). */
+static void find__api_words(P2sFinder *f)
+{
+    const P2sStrings *words = &f->rules->paddle_api_words;
+    for (size_t i = 0; i < words->size; i++)
+        if (memmem(f->src->bytes, f->src->len, words->contents[i], strlen(words->contents[i])))
+            array_push(&f->api_words, words->contents[i]);
+}
+
+/* The scope node is evaluated in: the innermost recorded function, lambda or class whose body
+ * holds it (a default, a decorator, a base is its owner's outer scope's), else the module. */
+static size_t find__scope_of(const P2sFinder *f, TSNode node)
+{
+    TSNode child = node;
+    for (TSNode up = ts_node_parent(node); !ts_node_is_null(up); child = up, up = ts_node_parent(up)) {
+        if (!p2s_scope_type_is(up, "function_definition") && !p2s_scope_type_is(up, "class_definition") &&
+            !p2s_scope_type_is(up, "lambda"))
+            continue;
+        if (!ts_node_eq(p2s_child(up, P2S_FIELD_BODY), child))
+            continue;
+        for (size_t s = 1; s < f->scopes.size; s++)
+            if (ts_node_eq(f->scopes.contents[s].owner, up))
+                return s;
+    }
+    return 0;
+}
+
+static bool find__is_identifier_byte(unsigned char c)
+{
+    return c == '_' || c >= 0x80 || (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z');
+}
+
+/* Whether the identifier at [start, end) is the name of an attribute (`fleet.utils.recompute`)
+ * that resolves, where it stands, to one of Paddle's PyLayer-backed APIs. */
+static bool find__attribute_is_paddle_api(P2sFinder *f, TSNode root, size_t start, size_t end)
+{
+    TSNode id = ts_node_named_descendant_for_byte_range(root, (uint32_t)start, (uint32_t)end);
+    if (ts_node_start_byte(id) != start || ts_node_end_byte(id) != end || !p2s_scope_type_is(id, "identifier"))
+        return false;
+    TSNode attribute = ts_node_parent(id);
+    if (ts_node_is_null(attribute) || !p2s_scope_type_is(attribute, "attribute") ||
+        !ts_node_eq(p2s_child(attribute, P2S_FIELD_ATTRIBUTE), id))
+        return false;
+    P2sMeaning m = p2s_scope_resolve(f, attribute, find__scope_of(f, attribute), ts_node_start_byte(attribute), 0);
+    bool api = find__is_paddle_api(f, &m);
+    p2s_scope_meaning_release(&m);
+    return api;
+}
+
+/* Whether the module uses one of Paddle's PyLayer-backed APIs: an import binds one by name
+ * (used or not: another module may import it from this one), or an attribute resolves to one
+ * (`fleet.utils.recompute(...)`, `spu.ScatterOp.apply(x)`). Either spells the API's last
+ * component, which is how they are found: the walk went into every function body that spells
+ * one (its imports are bound), and such an attribute is found by its spelling in the bytes. A
+ * star import is not followed. */
+static bool find__uses_paddle_api(P2sFinder *f, TSNode root)
+{
+    if (!f->api_words.size)
+        return false;
+    for (size_t s = 0; s < f->scopes.size; s++) {
+        const P2sScope *sc = &f->scopes.contents[s];
+        for (size_t i = 0; i < sc->bindings.size; i++) {
+            const P2sScopeBinding *b = &sc->bindings.contents[i];
+            if (b->kind == P2S_BIND_MODULE && p2s_rules_is_paddle_api(f->rules, b->as.target, strlen(b->as.target)))
+                return true;
+        }
+    }
+    const char *bytes = f->src->bytes;
+    size_t len = f->src->len;
+    for (size_t w = 0; w < f->api_words.size; w++) {
+        const char *word = f->api_words.contents[w];
+        size_t n = strlen(word);
+        for (const char *hit = memmem(bytes, len, word, n); hit; hit = memmem(hit, len - (size_t)(hit - bytes), word, n)) {
+            size_t start = (size_t)(hit - bytes), end = start + n;
+            while (start > 0 && find__is_identifier_byte((unsigned char)bytes[start - 1]))
+                start--;
+            while (end < len && find__is_identifier_byte((unsigned char)bytes[end]))
+                end++;
+            if (find__attribute_is_paddle_api(f, root, start, end))
+                return true;
+            hit = bytes + end;
+        }
+    }
+    return false;
 }
 
 /* Module-level names that stand for a PyLayer class at the end of the module. */
@@ -385,6 +515,7 @@ void p2s_find(const P2sSource *src, TSTree *tree, const P2sRules *rules, const P
     f.records_misses = true;
     f.miss_where = P2S_MISS_BASE;
     out->already_transpiled = p2s_untranspile_has_marker(src);
+    find__api_words(&f);
     TSNode root = ts_tree_root_node(tree);
     size_t module_scope = p2s_scope_new(&f, P2S_SCOPE_MODULE, root, P2S_NO_SCOPE);
     array_push(&f.stack, module_scope);
@@ -405,6 +536,8 @@ void p2s_find(const P2sSource *src, TSTree *tree, const P2sRules *rules, const P
     f.records_export_misses = read != P2S_READ_SITES;
     f.miss_where = P2S_MISS_EXPORT;
     find__exports(&f);
+    f.records_misses = false;  /* what resolving API uses looks up is no other module's business */
+    out->uses_paddle_api = find__uses_paddle_api(&f, root);
     find__runtime_import_point(&f, root);
     /* The findings outlive the scopes (check and plan read them): no spare capacity. */
     array_shrink(&out->classes);

@@ -104,6 +104,13 @@ typedef struct {
                                          one (tree.c) */
     P2sStrings export_miss_targets;   /* per such name: the qualified name it missed */
     bool already_transpiled;          /* the file ends with this tool's marker */
+    bool uses_paddle_api;             /* imports one of Paddle's PyLayer-backed APIs (the rules'
+                                         paddle_pylayer_apis) or spells one through a module it
+                                         imports: it needs the runtime import, whose patches
+                                         make them static, even with no PyLayer of its own */
+    bool has_runtime_import;          /* the runtime import is one of the module's leading
+                                         imports already (a run that only added it): it is not
+                                         added again */
     size_t runtime_import_at;         /* byte offset where the runtime import goes */
     P2sImportPlacement runtime_import;
 } P2sFindings;

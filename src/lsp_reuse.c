@@ -22,7 +22,11 @@
  *     to a fixed point. Q may bind what it likes in F's scope: nobody looks it up;
  *  5. no class left as written meets an unresolved `.apply` (P2S302 reads every identifier);
  *  6. every diagnostic lies on lines wholly before or after Q's lines (noqa is read per line),
- *     and when the edit adds or removes lines, none is P2S109 (its message names a line).
+ *     and when the edit adds or removes lines, none is P2S109 (its message names a line);
+ *  7. the runtime import would not take a line of its own (the last full analysis's facts): Q
+ *     may add or drop a use of one of Paddle's PyLayer-backed APIs (`fleet.utils.recompute(x)`),
+ *     which decides whether a module without PyLayers gets the import, and the import's only
+ *     diagnostic is P2S090, for a line of its own.
  * The diagnostics are then the old ones, shifted past the edit. */
 #include "lsp_reuse.h"
 
@@ -58,6 +62,7 @@ void p2s_lsp_facts_set(P2sLspFacts *self, const P2sFindings *found)
     for (size_t i = 0; i < found->sites.size; i++)
         dynamic = dynamic || found->sites.contents[i].class_index == P2S_SITE_DYNAMIC;
     self->escaping = as_written && dynamic;
+    self->import_own_line = found->runtime_import == P2S_IMPORT_OWN_LINE;
     self->valid = true;
 }
 
@@ -241,7 +246,7 @@ bool p2s_lsp_reuse(const P2sLspEdit *edit, const P2sSource *src, const TSTree *t
     size_t start = edit->start, old_end = edit->old_end, new_end = edit->new_end;
     TSNode root = ts_tree_root_node(tree);
     TSNode q, f, old_q, old_f;
-    if (!facts->valid || facts->escaping || ts_node_has_error(root) || old_end > edit->old_len ||
+    if (!facts->valid || facts->escaping || facts->import_own_line || ts_node_has_error(root) || old_end > edit->old_len ||
         new_end > src->len)
         return false;
     /* 1: the statement and its function, the same before and after. */

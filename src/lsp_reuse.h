@@ -31,6 +31,9 @@ typedef struct {
     Array(P2sSpan) classes;    /* every class definition */
     bool escaping;             /* a class left as written and an unresolved `.apply`: the checker
                                   then reads every identifier of the file (P2S302) */
+    bool import_own_line;      /* the runtime import would take a line of its own (P2S090), and
+                                  a use of one of Paddle's PyLayer-backed APIs in a function body
+                                  decides whether it goes in */
 } P2sLspFacts;
 
 /* The facts of a finished analysis (check has marked what is left as written). */

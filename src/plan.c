@@ -1,4 +1,5 @@
-/* plan.c — call-site rewrites, the runtime import, and the generated static builders. */
+/* plan.c — call-site rewrites, the runtime import, and the generated static builders. A module
+ * that only uses Paddle's PyLayer-backed APIs gets the runtime import alone. */
 #include "plan.h"
 
 #include <stdlib.h>
@@ -6,9 +7,8 @@
 
 #include "nameset.h"
 #include "parse.h"
+#include "untranspile.h"
 #include "version.h"
-
-#define PLAN_RUNTIME_IMPORT "import pylayer2static_runtime as _p2s"
 
 void p2s_plan_init(P2sPlan *self)
 {
@@ -157,15 +157,15 @@ static int plan__add_runtime_import(P2sPlan *plan, const P2sSource *src, const P
             p2s_strbuf_release(&text);
             return -1;
         }
-        p2s_strbuf_adds(&text, "; " PLAN_RUNTIME_IMPORT);
+        p2s_strbuf_adds(&text, "; " P2S_RUNTIME_IMPORT);
         break;
     case P2S_IMPORT_JOIN_BEFORE:
-        p2s_strbuf_adds(&text, PLAN_RUNTIME_IMPORT "; ");
+        p2s_strbuf_adds(&text, P2S_RUNTIME_IMPORT "; ");
         break;
     case P2S_IMPORT_OWN_LINE:
         if (at == 0 && src->len >= 3 && memcmp(src->bytes, "\xEF\xBB\xBF", 3) == 0)
             at = 3;
-        p2s_strbuf_addf(&text, PLAN_RUNTIME_IMPORT "%s", eol);
+        p2s_strbuf_addf(&text, P2S_RUNTIME_IMPORT "%s", eol);
         p2s_rules_emit(rules, sink, "P2S090", p2s_span(at, at), NULL, 0);
         break;
     }
@@ -284,7 +284,10 @@ P2sPlanStatus p2s_plan_build(const P2sSource *src, const P2sFindings *found, con
 {
     P2sPlan plan;
     p2s_plan_init(&plan);
-    if (found->already_transpiled || !plan__transpiles_any(found)) {
+    bool transpiles = plan__transpiles_any(found);
+    /* A module that only uses Paddle's PyLayer-backed APIs gets the runtime import (its patches
+     * make them static) and nothing else: no marker, so a second run sees the import instead. */
+    if (found->already_transpiled || (!transpiles && (!found->uses_paddle_api || found->has_runtime_import))) {
         *out = plan;
         return P2S_PLAN_MADE;
     }
@@ -292,11 +295,11 @@ P2sPlanStatus p2s_plan_build(const P2sSource *src, const P2sFindings *found, con
     for (size_t i = 0; i < found->sites.size; i++)
         if (!found->sites.contents[i].as_written)
             plan__add_site(&plan, &found->sites.contents[i]);
-    if (plan__add_runtime_import(&plan, src, found, rules, eol, sink) < 0) {
+    if (!found->has_runtime_import && plan__add_runtime_import(&plan, src, found, rules, eol, sink) < 0) {
         p2s_plan_release(&plan);
         return P2S_PLAN_NOT_PYTHON;
     }
-    if (!with_tail)
+    if (!with_tail || !transpiles)
         goto finish;
 
     if (src->len > 0 && src->bytes[src->len - 1] != '\n' && src->bytes[src->len - 1] != '\r')

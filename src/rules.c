@@ -127,6 +127,44 @@ static int rules__check_bases(const Loader *ld, const cJSON *item)
     return 0;
 }
 
+/* `a.b.c`: Python names joined by dots. */
+static bool rules__is_dotted(const char *s)
+{
+    for (;;) {
+        size_t n = strcspn(s, ".");
+        if (n == 0 || isdigit((unsigned char)s[0]))
+            return false;
+        for (size_t i = 0; i < n; i++)
+            if (!isalnum((unsigned char)s[i]) && s[i] != '_')
+                return false;
+        if (!s[n])
+            return true;
+        s += n + 1;
+    }
+}
+
+static int rules__check_apis(const Loader *ld, const cJSON *item)
+{
+    if (!cJSON_IsObject(item))
+        return rules__shape_error(ld, "expected an object: module path -> array of names", "/paddle_pylayer_apis");
+    for (const cJSON *module = item->child; module; module = module->next) {
+        const char *path = module->string;
+        if (strcmp(path, "$comment") == 0)
+            continue;
+        if (!rules__is_dotted(path))
+            return rules__shape_error(ld, "expected a module path such as \"paddle.distributed.fleet.utils\"",
+                                      "/paddle_pylayer_apis/%s", path);
+        if (!cJSON_IsArray(module))
+            return rules__shape_error(ld, "expected an array of names", "/paddle_pylayer_apis/%s", path);
+        int i = 0;
+        for (const cJSON *name = module->child; name; name = name->next, i++)
+            if (!cJSON_IsString(name) || !rules__is_identifier(name->valuestring))
+                return rules__shape_error(ld, "expected a Python name such as \"recompute\"",
+                                          "/paddle_pylayer_apis/%s/%d", path, i);
+    }
+    return 0;
+}
+
 static int rules__check_diag(const Loader *ld, const P2sRules *self, const cJSON *entry)
 {
     const char *code = entry->string;
@@ -241,6 +279,9 @@ static int rules__check_shape(const Loader *ld, const P2sRules *self, const cJSO
         } else if (strcmp(key, "pylayer_bases") == 0) {
             if (rules__check_bases(ld, item) < 0)
                 return -1;
+        } else if (strcmp(key, "paddle_pylayer_apis") == 0) {
+            if (rules__check_apis(ld, item) < 0)
+                return -1;
         } else if (strcmp(key, "diagnostics") == 0) {
             if (!cJSON_IsObject(item))
                 return rules__shape_error(ld, "expected an object: code -> {severity, message, fix}", "/diagnostics");
@@ -338,6 +379,49 @@ static void rules__apply_hazard(P2sRules *self, const cJSON *h, bool builtin)
     memcpy(known->code, h->valuestring, 7);
 }
 
+static bool rules__listed(const P2sStrings *names, const char *name, size_t len)
+{
+    for (size_t i = 0; i < names->size; i++)
+        if (strlen(names->contents[i]) == len && memcmp(names->contents[i], name, len) == 0)
+            return true;
+    return false;
+}
+
+/* The words a source must spell to reach an API: each API's last component, unless it holds
+ * another's ("recompute_sequential" holds "recompute"), so every use spells one of them. */
+static void rules__api_words(P2sRules *self)
+{
+    p2s_strings_release(&self->paddle_api_words);
+    for (size_t i = 0; i < self->paddle_apis.size; i++) {
+        const char *leaf = strrchr(self->paddle_apis.contents[i], '.') + 1;  /* a module path, a dot, a name */
+        bool covered = false;
+        for (size_t k = 0; k < self->paddle_apis.size && !covered; k++) {
+            const char *other = strrchr(self->paddle_apis.contents[k], '.') + 1;
+            covered = strcmp(other, leaf) != 0 && strstr(leaf, other) != NULL;
+        }
+        if (!covered && !rules__listed(&self->paddle_api_words, leaf, strlen(leaf)))
+            array_push(&self->paddle_api_words, p2s_strdup(leaf));
+    }
+}
+
+static void rules__apply_apis(P2sRules *self, const cJSON *apis)
+{
+    for (const cJSON *module = apis->child; module; module = module->next) {
+        if (strcmp(module->string, "$comment") == 0)
+            continue;
+        for (const cJSON *name = module->child; name; name = name->next) {
+            P2sStrbuf q;
+            p2s_strbuf_init(&q);
+            p2s_strbuf_addf(&q, "%s.%s", module->string, name->valuestring);
+            if (p2s_rules_is_paddle_api(self, q.buf, q.len))
+                p2s_strbuf_release(&q);
+            else
+                array_push(&self->paddle_apis, p2s_strbuf_detach(&q, NULL));
+        }
+    }
+    rules__api_words(self);
+}
+
 static void rules__apply(P2sRules *self, const cJSON *root, bool defining)
 {
     const cJSON *version = cJSON_GetObjectItemCaseSensitive(root, "version");
@@ -347,6 +431,9 @@ static void rules__apply(P2sRules *self, const cJSON *root, bool defining)
     for (const cJSON *base = bases ? bases->child : NULL; base; base = base->next)
         if (!p2s_rules_is_pylayer_base(self, base->valuestring, strlen(base->valuestring)))
             array_push(&self->pylayer_bases, p2s_strdup(base->valuestring));
+    const cJSON *apis = cJSON_GetObjectItemCaseSensitive(root, "paddle_pylayer_apis");
+    if (apis)
+        rules__apply_apis(self, apis);
     const cJSON *diags = cJSON_GetObjectItemCaseSensitive(root, "diagnostics");
     for (const cJSON *entry = diags ? diags->child : NULL; entry; entry = entry->next)
         if (strcmp(entry->string, "$comment") != 0)
@@ -411,12 +498,12 @@ int p2s_rules_load_file(P2sRules *self, const char *path, P2sStrbuf *err)
 
 bool p2s_rules_is_pylayer_base(const P2sRules *self, const char *qualname, size_t len)
 {
-    for (size_t i = 0; i < self->pylayer_bases.size; i++) {
-        const char *base = self->pylayer_bases.contents[i];
-        if (strlen(base) == len && memcmp(base, qualname, len) == 0)
-            return true;
-    }
-    return false;
+    return rules__listed(&self->pylayer_bases, qualname, len);
+}
+
+bool p2s_rules_is_paddle_api(const P2sRules *self, const char *qualname, size_t len)
+{
+    return rules__listed(&self->paddle_apis, qualname, len);
 }
 
 const P2sCtxMethod *p2s_rules_ctx_method(const P2sRules *self, const char *name, size_t len)
@@ -597,6 +684,8 @@ P2sDiag *p2s_rules_emit(const P2sRules *self, P2sDiagSink *sink, const char *cod
 void p2s_rules_release(P2sRules *self)
 {
     p2s_strings_release(&self->pylayer_bases);
+    p2s_strings_release(&self->paddle_apis);
+    p2s_strings_release(&self->paddle_api_words);
     for (size_t i = 0; i < self->ctx_methods.size; i++)
         p2s_free(self->ctx_methods.contents[i].name);
     array_delete(&self->ctx_methods);

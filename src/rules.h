@@ -1,8 +1,9 @@
 /* rules.h — the rules as data: rules/paddle.json is embedded at build time and read with
  * cJSON; --rules FILE adds to or overrides it. The format is docs/rules.md.
  *
- * P2sRules owns every string in it. It holds the PyLayer base classes, the ctx method table,
- * the static-graph hazards, every diagnostic's code / severity / message template / fix
+ * P2sRules owns every string in it. It holds the PyLayer base classes, Paddle's own
+ * PyLayer-backed APIs (which the runtime makes static when it is imported), the ctx method
+ * table, the static-graph hazards, every diagnostic's code / severity / message template / fix
  * template, and the code selection (select / ignore, ruff's semantics). */
 #ifndef P2S_RULES_H
 #define P2S_RULES_H
@@ -48,6 +49,11 @@ typedef struct {
 typedef struct {
     char *version;
     P2sStrings pylayer_bases;      /* qualified names: "paddle.autograd.PyLayer", ... */
+    P2sStrings paddle_apis;        /* Paddle's PyLayer-backed APIs, qualified:
+                                      "paddle.distributed.fleet.utils.recompute", ... */
+    P2sStrings paddle_api_words;   /* what a source must spell to reach one of them: their last
+                                      components, less any that holds another ("recompute", not
+                                      "recompute_sequential") */
     Array(P2sCtxMethod) ctx_methods;
     Array(P2sHazard) hazards;
     Array(P2sRuleDiag) diagnostics;
@@ -63,6 +69,9 @@ int  p2s_rules_load_file(P2sRules *self, const char *path, P2sStrbuf *err);
 /* Parses rules text (name is used in messages) over self. Same contract. */
 int  p2s_rules_load_text(P2sRules *self, const char *name, const char *text, size_t len, P2sStrbuf *err);
 bool p2s_rules_is_pylayer_base(const P2sRules *self, const char *qualname, size_t len);
+/* Whether qualname is one of Paddle's PyLayer-backed APIs (`paddle_pylayer_apis`): a module that
+ * uses one gets the runtime import, whose patches make it static. */
+bool p2s_rules_is_paddle_api(const P2sRules *self, const char *qualname, size_t len);
 void p2s_rules_release(P2sRules *self);
 
 const P2sCtxMethod *p2s_rules_ctx_method(const P2sRules *self, const char *name, size_t len);

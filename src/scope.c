@@ -388,17 +388,25 @@ static bool scope__text_has(const P2sFinder *f, TSNode node, const char *word)
  * - an expression (most of a file's nodes) whose text holds no "apply": it binds no name that
  *   matters and holds no `.apply` site (a walrus inside is not seen; it cannot make a class a
  *   PyLayer);
- * - a function body with neither "apply" nor "class" in it: its names are its own, and only a
- *   `.apply` site or a class (a PyLayer made in a function) in it could make them matter. */
+ * - a function body with neither "apply" nor "class" in it, nor one of the API words the source
+ *   spells (f->api_words): its names are its own, and only a `.apply` site or a class (a PyLayer
+ *   made in a function) in it could make them matter, or an import or use there of one of
+ *   Paddle's PyLayer-backed APIs (find.c reads those bindings, and resolves such a use in the
+ *   function's scope). */
 static bool scope__skips(const P2sFinder *f, const Frames *frames)
 {
     const Frame *frame = scope__frame(frames, 0);
     if (frame->kind == KIND_EXPRESSION)
         return !scope__text_has(f, frame->node, "apply");
     const Frame *parent = scope__frame(frames, 1);
-    if (frame->kind == KIND_BLOCK && parent && parent->kind == KIND_FUNCTION)
-        return !scope__text_has(f, frame->node, "apply") && !scope__text_has(f, frame->node, "class");
-    return false;
+    if (frame->kind != KIND_BLOCK || !parent || parent->kind != KIND_FUNCTION)
+        return false;
+    if (scope__text_has(f, frame->node, "apply") || scope__text_has(f, frame->node, "class"))
+        return false;
+    for (size_t i = 0; i < f->api_words.size; i++)
+        if (scope__text_has(f, frame->node, f->api_words.contents[i]))
+            return false;
+    return true;
 }
 
 static void scope__push_frame(const P2sFinder *f, Frames *frames, TSNode node, const KindTable *kinds)
@@ -618,4 +626,5 @@ void p2s_scope_release(P2sFinder *f)
     array_delete(&f->class_outer);
     array_delete(&f->candidates);
     array_delete(&f->alias_values);
+    array_delete(&f->api_words);
 }

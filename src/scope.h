@@ -66,6 +66,8 @@ typedef struct {
     Array(size_t) class_outer;     /* class index -> the scope its name is bound in */
     Array(P2sCandidate) candidates;
     Array(TSNode) alias_values;
+    Array(const char *) api_words; /* the rules' paddle_api_words this source spells (the rules
+                                      own them): a function body that spells one is walked */
     bool records_misses;           /* false while a phase whose misses the run never reads */
     bool records_export_misses;    /* exports' misses, kept by name too */
     P2sMissWhere miss_where;       /* what the phase that runs looks names up for */
@@ -87,7 +89,8 @@ bool p2s_scope_type_is(TSNode node, const char *type);
 /* A new scope owned by owner, nested in parent (P2S_NO_SCOPE for the module's); its index. */
 size_t p2s_scope_new(P2sFinder *f, P2sScopeKind kind, TSNode owner, size_t parent);
 /* The walk from root (the module scope on f->stack): scopes and bindings, classes (into
- * f->out->classes) and `.apply` candidates. Goes round subtrees that cannot matter. */
+ * f->out->classes) and `.apply` candidates. Goes round subtrees that cannot matter (f->api_words
+ * says which words make a function body matter besides `apply` and `class`). */
 void p2s_scope_walk(P2sFinder *f, TSNode root);
 /* The last binding of name in a scope (P2S_NO_BINDING if none); follow `previous` for the others. */
 size_t p2s_scope_last_binding(const P2sFinder *f, const P2sScope *sc, P2sSpan name);

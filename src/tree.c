@@ -143,7 +143,7 @@ static void tree__find_only(P2sTree *t, P2sTreeEntry *e)
     p2s_unit_find(&e->unit, t->rules, &m);
     tree__take_export_misses(e);
     const P2sFindings *found = &e->unit.found;
-    e->rewrites = found->pylayer_count > 0 || found->sites.size > 0 || e->unit.input;
+    e->rewrites = found->pylayer_count > 0 || found->sites.size > 0 || found->uses_paddle_api || e->unit.input;
 }
 
 static void tree__find(P2sTree *t, P2sTreeEntry *e)

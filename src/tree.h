@@ -41,7 +41,8 @@ typedef struct {
     P2sModuleRead read;         /* a lone file's run: the file, or a module it reached */
     TSTree *parsed;             /* a lone file's run: the file's tree, given (not parsed again) */
     bool parked;                /* tree dropped: kept are the misses and exports below */
-    bool rewrites;              /* has PyLayers or apply sites: parked only for memory, parsed
+    bool rewrites;              /* has PyLayers or apply sites, or uses Paddle's PyLayer-backed
+                                   APIs (the runtime import): parked only for memory, parsed
                                    again when it is finished */
     bool kept;                  /* its tree counts against the budget */
     bool finished_early;        /* finished when found, in import order: kept are its misses and

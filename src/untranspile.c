@@ -9,7 +9,6 @@
 
 #define UNDO_MARKER "# pylayer2static "
 #define UNDO_TAIL_HEADER "# --- pylayer2static "
-#define UNDO_IMPORT "import pylayer2static_runtime as _p2s"
 
 bool p2s_untranspile_has_marker(const P2sSource *src)
 {
@@ -90,7 +89,7 @@ static void untranspile__call(const P2sSource *src, TSNode call, P2sUndoEdits *o
  * puts it on a line of its own. */
 static void untranspile__import(const P2sSource *src, TSNode stmt, P2sUndoEdits *out)
 {
-    if (!untranspile__text_is(src, stmt, UNDO_IMPORT))
+    if (!untranspile__text_is(src, stmt, P2S_RUNTIME_IMPORT))
         return;
     size_t start = ts_node_start_byte(stmt), end = ts_node_end_byte(stmt);
     const char *b = src->bytes;

@@ -14,6 +14,9 @@
 #include "source.h"
 #include "strbuf.h"
 
+/* The runtime import, as plan.c writes it and this module and find.c recognise it. */
+#define P2S_RUNTIME_IMPORT "import pylayer2static_runtime as _p2s"
+
 typedef struct {
     size_t start, end;          /* bytes of the file replaced */
     const char *text;           /* by this (static) text */

@@ -157,6 +157,10 @@ static const MissCase miss_cases[] = {
      "def f(x):\n    from pkg.layers import Q\n    return Q.apply(x)\n", "", ""},
     {"tree_reads_all", P2S_READ_ALL, MISS_IMPORTS, MISS_ALL,
      "Base=pkg.base.Base,Q=pkg.layers.Q,paddle=paddle,unused=pkg.unused"},
+    /* resolving a use of Paddle's recompute looks up no other module's PyLayer */
+    {"paddle_api_uses_miss_nothing", P2S_READ_ALL,
+     "def f(layer, x):\n    from pkg import fleet\n    from paddle.distributed import fleet\n"
+     "    return fleet.utils.recompute(layer, x)\n", "", ""},
 };
 
 static int compare_names(const void *a, const void *b)
@@ -219,6 +223,78 @@ static void test_find_misses_only_what_the_run_reads(void **state)
         run_miss_case(&miss_cases[i]);
 }
 
+/* Whether a module uses one of Paddle's PyLayer-backed APIs (the rules' paddle_pylayer_apis),
+ * and where the runtime import goes. */
+typedef struct {
+    const char *name;
+    const char *source;
+    bool uses;
+    P2sImportPlacement placement;
+    size_t at;                  /* runtime_import_at */
+    bool has_runtime_import;
+    size_t sites;
+} ApiCase;
+
+#define JOIN_AFTER P2S_IMPORT_JOIN_AFTER
+#define JOIN_BEFORE P2S_IMPORT_JOIN_BEFORE
+#define OWN_LINE P2S_IMPORT_OWN_LINE
+
+static const ApiCase api_cases[] = {
+    {"import_by_name_used_or_not", "import os\nfrom paddle.distributed.fleet.utils import recompute\n", true, JOIN_AFTER, 9, false, 0},
+    {"alias", "import os\nfrom paddle.distributed.fleet.recompute import recompute as ckpt\n", true, JOIN_AFTER, 9, false, 0},
+    {"name_holding_a_word", "import os\nfrom paddle.distributed.fleet.utils.sequence_parallel_utils import ReduceScatterOp as RS\n",
+     true, JOIN_AFTER, 9, false, 0},
+    /* bound by the first import: the runtime import goes before it */
+    {"first_import_binds_an_api", "from paddle.distributed.fleet.recompute import recompute_sequential\nimport os\n",
+     true, JOIN_BEFORE, 0, false, 0},
+    {"through_the_package_in_a_body", "import paddle\ndef f(layer, x):\n    return paddle.distributed.fleet.utils.recompute(layer, x)\n",
+     true, JOIN_AFTER, 13, false, 0},
+    {"through_fleet_in_a_method", "from paddle.distributed import fleet\nclass M:\n    def forward(self, x):\n"
+     "        return fleet.recompute.recompute(self.block, x)\n", true, JOIN_AFTER, 36, false, 0},
+    {"through_a_module_alias", "import paddle.distributed.fleet.utils.sequence_parallel_utils as spu\ny = spu.GatherOp\n",
+     true, JOIN_AFTER, 68, false, 0},
+    {"model_parallel_is_not_one", "from paddle.distributed import fleet\nclass H(fleet.meta_parallel.RowParallelLinear):\n    pass\n",
+     false, JOIN_AFTER, 36, false, 0},
+    {"import_in_the_function", "def f(layer, x):\n    from paddle.distributed import fleet as fl\n    return fl.utils.recompute(layer, x)\n",
+     true, OWN_LINE, 0, false, 0},
+    /* an `.apply` of Paddle's own PyLayer is no site, in a file with PyLayers too */
+    {"paddle_pylayer_applied", "from paddle.autograd import PyLayer\n"
+     "from paddle.distributed.fleet.utils import sequence_parallel_utils as spu\nclass A(PyLayer):\n" BODY
+     "y = A.apply(spu.ScatterOp.apply(1))\n", true, JOIN_AFTER, 35, false, 1},
+    {"runtime_imported_already", "import paddle; import pylayer2static_runtime as _p2s\nfrom paddle.distributed.fleet.utils import recompute\n",
+     true, JOIN_AFTER, 13, true, 0},
+    {"runtime_imported_before", "import pylayer2static_runtime as _p2s; from paddle.distributed.fleet.utils import recompute\n",
+     true, JOIN_AFTER, 37, true, 0},
+    {"shadowed_by_a_parameter", "from paddle.distributed import fleet\ndef f(fleet, x):\n    return fleet.utils.recompute(x)\n",
+     false, JOIN_AFTER, 36, false, 0},
+    {"rebound_before_use", "from paddle.distributed import fleet\nfleet = None\nfleet.utils.recompute(1)\n", false, JOIN_AFTER, 36, false, 0},
+    {"another_library", "from mylib import recompute\nrecompute(1)\n", false, JOIN_AFTER, 27, false, 0},
+    {"the_package_itself", "import paddle\nx = paddle.distributed.fleet.recompute\n", false, JOIN_AFTER, 13, false, 0},
+    {"words_in_strings_and_comments", "import os\ns = 'fleet.utils.recompute'  # fleet.utils.recompute\n", false, JOIN_AFTER, 9, false, 0},
+    {"star_import_not_followed", "from paddle.distributed.fleet.utils import *\nrecompute(1)\n", false, JOIN_AFTER, 44, false, 0},
+};
+
+static void run_api_case(const ApiCase *c)
+{
+    Found f;
+    find_in(&f, c->name, c->source, NULL);
+    if (f.found.uses_paddle_api != c->uses || f.found.runtime_import != c->placement ||
+        f.found.runtime_import_at != c->at || f.found.has_runtime_import != c->has_runtime_import ||
+        f.found.sites.size != c->sites)
+        fail_msg("%s: uses %d (want %d), placement %d at %zu (want %d at %zu), runtime imported %d (want %d), "
+                 "%zu sites (want %zu)", c->name, f.found.uses_paddle_api, c->uses, (int)f.found.runtime_import,
+                 f.found.runtime_import_at, (int)c->placement, c->at, f.found.has_runtime_import,
+                 c->has_runtime_import, f.found.sites.size, c->sites);
+    found_release(&f);
+}
+
+static void test_find_sees_paddle_pylayer_apis_and_places_the_runtime_import(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof api_cases / sizeof api_cases[0]; i++)
+        run_api_case(&api_cases[i]);
+}
+
 int main(void)
 {
     p2s_alloc_init();
@@ -226,6 +302,7 @@ int main(void)
         cmocka_unit_test(test_find_resolves_pylayers_through_imports_and_scopes),
         cmocka_unit_test(test_find_recognises_its_own_marker),
         cmocka_unit_test(test_find_misses_only_what_the_run_reads),
+        cmocka_unit_test(test_find_sees_paddle_pylayer_apis_and_places_the_runtime_import),
     };
     return cmocka_run_group_tests_name("find", tests, NULL, NULL);
 }

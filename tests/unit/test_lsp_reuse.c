@@ -48,9 +48,9 @@ static void reuse__lint(P2sUnit *unit, const P2sSource *src, const TSTree *old, 
     p2s_unit_finish(unit, &rules);
 }
 
-/* Analyzes TEXT, then replaces `del` bytes at `skip` bytes into the first `needle` by repl and
- * asks whether the diagnostics can be kept; kept ones must equal a full analysis's. */
-static bool reuse__kept(const char *needle, size_t skip, size_t del, const char *repl)
+/* Analyzes TEXT (or source), then replaces `del` bytes at `skip` bytes into the first `needle`
+ * by repl and asks whether the diagnostics can be kept; kept ones must equal a full analysis's. */
+static bool reuse__kept_in(const char *source, const char *needle, size_t skip, size_t del, const char *repl)
 {
     P2sSource old_src, new_src;
     P2sUnit old_unit, new_unit, full;
@@ -60,20 +60,20 @@ static bool reuse__kept(const char *needle, size_t skip, size_t del, const char 
     TSTree *tree = NULL;
     p2s_diag_sink_init(&kept);
     p2s_strbuf_init(&text);
-    p2s_strbuf_adds(&text, TEXT);
-    p2s_source_view(&old_src, "x.py", TEXT, strlen(TEXT));
+    p2s_strbuf_adds(&text, source);
+    p2s_source_view(&old_src, "x.py", source, strlen(source));
     reuse__lint(&old_unit, &old_src, NULL, &tree);
     p2s_lsp_facts_set(&facts, &old_unit.found);
 
-    const char *at = strstr(TEXT, needle);
+    const char *at = strstr(source, needle);
     assert_non_null(at);
-    size_t start = (size_t)(at - TEXT) + skip;
+    size_t start = (size_t)(at - source) + skip;
     p2s_lsp_splice(&text, start, start + del, repl, strlen(repl), tree);
     p2s_source_view(&new_src, "x.py", text.buf, text.len);
     p2s_unit_init(&new_unit, &new_src);
     new_unit.lint_only = true;
     assert_int_equal(p2s_unit_reparse(&new_unit, tree, NULL), P2S_TRANSPILE_OK);
-    P2sLspEdit edit = {TEXT, strlen(TEXT), old_unit.tree, &old_unit.sink, start, start + del, start + strlen(repl)};
+    P2sLspEdit edit = {source, strlen(source), old_unit.tree, &old_unit.sink, start, start + del, start + strlen(repl)};
     bool reused = p2s_lsp_reuse(&edit, &new_src, new_unit.tree, &facts, &kept);
     if (reused) {
         reuse__lint(&full, &new_src, NULL, NULL);
@@ -92,6 +92,11 @@ static bool reuse__kept(const char *needle, size_t skip, size_t del, const char 
     p2s_source_release(&old_src);
     p2s_strbuf_release(&text);
     return reused;
+}
+
+static bool reuse__kept(const char *needle, size_t skip, size_t del, const char *repl)
+{
+    return reuse__kept_in(TEXT, needle, skip, del, repl);
 }
 
 static void test_lsp_reuse_keeps_a_renamed_local_shifted(void **state)
@@ -128,6 +133,20 @@ static void test_lsp_reuse_refuses_words_that_change_the_analysis(void **state)
     assert_false(reuse__kept("k = y * 2", 4, 1, "__import__('os')"));
 }
 
+/* Without a module-level import the runtime import would take a line of its own (P2S090), and
+ * a use of Paddle's recompute in a function body decides whether it goes in. */
+static void test_lsp_reuse_refuses_an_edit_that_may_add_the_runtime_import(void **state)
+{
+    (void)state;
+    static const char source[] =
+        "def run(layer, x):\n"
+        "    from paddle.distributed import fleet\n"
+        "    h = x + 1\n"
+        "    return h\n";
+    assert_false(reuse__kept_in(source, "h = x + 1", 4, 5, "fleet.utils.recompute(layer, x)"));
+    assert_false(reuse__kept_in(source, "h = x + 1", 0, 1, "hh"));
+}
+
 int main(void)
 {
     p2s_alloc_init();
@@ -141,6 +160,7 @@ int main(void)
         cmocka_unit_test(test_lsp_reuse_refuses_a_name_an_apply_resolves_through),
         cmocka_unit_test(test_lsp_reuse_refuses_what_the_checker_reads),
         cmocka_unit_test(test_lsp_reuse_refuses_words_that_change_the_analysis),
+        cmocka_unit_test(test_lsp_reuse_refuses_an_edit_that_may_add_the_runtime_import),
     };
     int failed = cmocka_run_group_tests_name("lsp_reuse", tests, NULL, NULL);
     p2s_rules_release(&rules);

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "alloc.h"
@@ -164,6 +165,14 @@ static void test_rules_file_shape_errors_name_the_path(void **state)
          "r.json: /static_graph_hazards/methods/cpu: names a code that is not in the diagnostics table"},
         {"{\"static_graph_hazards\": {\"calls\": {}}}",
          "r.json: /static_graph_hazards/calls: unknown key (expected methods or builtins)"},
+        {"{\"paddle_pylayer_apis\": [\"paddle.x\"]}",
+         "r.json: /paddle_pylayer_apis: expected an object: module path -> array of names"},
+        {"{\"paddle_pylayer_apis\": {\"paddle..utils\": [\"recompute\"]}}",
+         "r.json: /paddle_pylayer_apis/paddle..utils: expected a module path such as \"paddle.distributed.fleet.utils\""},
+        {"{\"paddle_pylayer_apis\": {\"paddle.utils\": \"recompute\"}}",
+         "r.json: /paddle_pylayer_apis/paddle.utils: expected an array of names"},
+        {"{\"paddle_pylayer_apis\": {\"paddle.utils\": [\"ok\", \"a.b\"]}}",
+         "r.json: /paddle_pylayer_apis/paddle.utils/1: expected a Python name such as \"recompute\""},
     };
     P2sRules rules;
     P2sStrbuf err;
@@ -178,6 +187,50 @@ static void test_rules_file_shape_errors_name_the_path(void **state)
     assert_int_equal(p2s_rules_diag(&rules, "P2S201")->severity, P2S_WARNING);
     p2s_rules_release(&rules);
     p2s_strbuf_release(&err);
+}
+
+static bool is_api(const P2sRules *rules, const char *qualname)
+{
+    return p2s_rules_is_paddle_api(rules, qualname, strlen(qualname));
+}
+
+static void words_of(const P2sRules *rules, P2sStrbuf *out)
+{
+    p2s_strbuf_reset(out);
+    for (size_t i = 0; i < rules->paddle_api_words.size; i++)
+        p2s_strbuf_addf(out, "%s%s", i ? "," : "", rules->paddle_api_words.contents[i]);
+}
+
+static void test_rules_paddle_pylayer_apis_name_modules_and_their_words(void **state)
+{
+    (void)state;
+    P2sRules rules;
+    P2sStrbuf err, words;
+    load_defaults(&rules, &err);
+    p2s_strbuf_init(&words);
+    assert_true(is_api(&rules, "paddle.distributed.fleet.utils.recompute"));
+    assert_true(is_api(&rules, "paddle.distributed.fleet.recompute.recompute"));
+    assert_true(is_api(&rules, "paddle.distributed.fleet.recompute.recompute.recompute_sequential"));
+    assert_true(is_api(&rules, "paddle.distributed.fleet.utils.sequence_parallel_utils.ScatterOp"));
+    /* fleet's model-parallel ops build the framework's own collectives in a static graph */
+    assert_false(is_api(&rules, "paddle.distributed.fleet.layers.mpu.mp_ops._c_identity"));
+    assert_false(is_api(&rules, "paddle.distributed.fleet.meta_parallel.ColumnParallelLinear"));
+    assert_false(is_api(&rules, "paddle.distributed.fleet.utils"));
+    assert_false(is_api(&rules, "paddle.distributed.fleet.recompute"));
+    assert_false(is_api(&rules, "paddle.autograd.PyLayer"));
+    /* a word that holds another is spelled through it: every use spells one of these */
+    words_of(&rules, &words);
+    assert_string_equal(words.buf, "recompute,ScatterOp,GatherOp");
+    /* a rules file adds to them; its words join */
+    assert_int_equal(load(&rules, "{\"paddle_pylayer_apis\": {\"$comment\": \"x\", \"mylib.ops\": [\"FusedOp\", \"Op\"]}}", &err), 0);
+    assert_true(is_api(&rules, "mylib.ops.FusedOp"));
+    assert_true(is_api(&rules, "paddle.distributed.fleet.utils.recompute"));
+    words_of(&rules, &words);
+    assert_non_null(strstr(words.buf, ",Op"));
+    assert_null(strstr(words.buf, "FusedOp"));
+    p2s_rules_release(&rules);
+    p2s_strbuf_release(&err);
+    p2s_strbuf_release(&words);
 }
 
 static void test_rules_lowered_errors_still_leave_their_class_as_written(void **state)
@@ -269,6 +322,7 @@ int main(void)
         cmocka_unit_test(test_rules_default_table_holds_every_code),
         cmocka_unit_test(test_rules_file_overrides_diagnostics_methods_and_hazards),
         cmocka_unit_test(test_rules_file_shape_errors_name_the_path),
+        cmocka_unit_test(test_rules_paddle_pylayer_apis_name_modules_and_their_words),
         cmocka_unit_test(test_rules_lowered_errors_still_leave_their_class_as_written),
         cmocka_unit_test(test_rules_selection_follows_ruff),
         cmocka_unit_test(test_rules_format_fills_placeholders_and_braces),

@@ -1,0 +1,10 @@
+"""Paddle's own sequence-parallel PyLayers: their `.apply` stays as written (the runtime
+dispatches it), and the module gets the runtime import."""
+import paddle; import pylayer2static_runtime as _p2s
+from paddle.distributed.fleet.utils import sequence_parallel_utils as spu
+from paddle.distributed.fleet.utils.sequence_parallel_utils import ScatterOp
+
+
+def shard(x):
+    y = ScatterOp.apply(x)
+    return spu.GatherOp.apply(paddle.nn.functional.relu(y))
