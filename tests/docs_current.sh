@@ -1,7 +1,8 @@
 #!/bin/sh
 # docs_current.sh — the generated docs match a fresh run: docs/rules.md (from the rules and the
 # golden cases) and docs/SUPPORT.md (from the e2e cases, once per framework version; its python-state
-# rows from their committed data, which tests/e2e/test_python_state.py checks).
+# and paddleformers rows from their committed data, which tests/e2e/test_python_state.py and
+# test_run_paddleformers.py check).
 # Prints `docs: N passed, N failed`.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,5 +23,6 @@ run "docs/rules.md is current" python3 tools/rules_doc.py --check
 run "docs/SUPPORT.md is current (paddle 3.3.1)" .venv/bin/python tests/e2e/support_matrix.py --check
 run "docs/SUPPORT.md is current (paddle 2.6.2)" .venv-2.6/bin/python tests/e2e/support_matrix.py --check
 run "docs/SUPPORT.md python-state rows are current" python3 tests/e2e/python_state_table.py --check
+run "docs/SUPPORT.md paddleformers rows are current" python3 tests/e2e/paddleformers_table.py --check
 echo "docs: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -15,13 +15,25 @@ wrapper, closure and decorator object is copied with the user's function replace
 natively, exactly as eager runs it. Straight-line code the conversion would not change runs
 as written, and such code reading `x.shape` with those reads made as the conversion makes
 them (`unconverted.py`).
+
+dy2static names what it adds to converted code (the iterator of a `for`, the branches of an
+`if`) with the framework's unique-name generator and recognises its own names by their prefix
+(paddle 3.3.1 and 2.6.2 transformers/utils.py `FOR_ITER_ITERATOR_PREFIX`, ...; the if-else
+pass leaves them out of the branches' `nonlocal` lists, ifelse_transformer.py
+`create_convert_ifelse_node`). A generator with a prefix of its own makes every such name miss:
+SOT infers a recorded call's meta under `UniqueNameGenerator("___SOT_INFER_META_INNER_VAR")`
+(paddle 3.3.1 jit/sot/infer_meta.py `VariableCreator.infer_meta`), so a body converted there
+with a `for` inside an `if` was compiled with `nonlocal ___SOT_INFER_META_INNER_VAR__for_loop_
+iter_iterator_1`, a SyntaxError, and the call ran eagerly, breaking SOT's graph. Conversions
+(`plain_names`) run with a prefix-free generator sharing the current one's counters.
 """
 import ast
+import contextlib
 import copy
 import functools
 import types
 import weakref
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional
 
 from . import framework
 from .dy2static import restore_mangling
@@ -108,8 +120,34 @@ def _rebuilt(obj: Any, user: Any, converted: Any, depth: int = 0) -> Any:
     return obj
 
 
+@contextlib.contextmanager
+def plain_names() -> Iterator[None]:
+    """The framework's unique names without the prefix of the generator in force, if it has one
+    (the module docstring says why): a generator with the same counters (so names stay unique in
+    the program being built, and apart from the prefixed ones) and no prefix; the parameter-name
+    checker kept (`unique_name.guard` would replace it)."""
+    from paddle.base import unique_name
+
+    current = unique_name.generator
+    if not current.prefix:
+        yield
+        return
+    plain = unique_name.UniqueNameGenerator()
+    plain.ids = current.ids
+    previous, checker = unique_name.switch(plain, unique_name.dygraph_parameter_name_checker)
+    try:
+        yield
+    finally:
+        unique_name.switch(previous, checker)
+
+
 def _converted_without_decorators(fn: types.FunctionType) -> Callable[..., Any]:
     """`fn`'s body converted by dy2static, its decorators left out (they run natively)."""
+    with plain_names():
+        return _convert(fn)
+
+
+def _convert(fn: types.FunctionType) -> Callable[..., Any]:
     from paddle.jit.dy2static import program_translator as translator
 
     gast = translator.gast

@@ -9,7 +9,7 @@ pylayer ops, PIR's (`pir/hooks.py`, `pir/collectives.py`), and each IR's adapter
 """
 import functools
 
-from . import adapter, dy2static, framework, recompute, sot
+from . import adapter, dy2static, framework, paddle_layers, recompute, sot
 
 
 def _legacy_adapter(inside_backward: bool) -> adapter.IrAdapter:
@@ -26,6 +26,7 @@ def install() -> None:
     sot.install()
     dy2static.install()
     recompute.install()
+    paddle_layers.install()
     legacy_hooks.install()
     if framework.has_pir():
         import paddle

@@ -43,9 +43,33 @@ PATCHES: Dict[str, Patch] = {
     "recompute.fleet.recompute": Patch(
         "paddle.distributed.fleet.recompute.recompute", "recompute.py", "process",
         f"{_BOTH} python/paddle/distributed/fleet/recompute/__init__.py, fleet/utils/__init__.py `recompute`"),
+    "recompute.fleet.recompute.recompute_sequential": Patch(
+        "paddle.distributed.fleet.recompute.recompute.recompute_sequential", "recompute.py", "process",
+        f"{_BOTH} python/paddle/distributed/fleet/recompute/recompute.py `recompute_sequential`"),
+    "recompute.fleet.recompute_sequential": Patch(
+        "paddle.distributed.fleet.recompute.recompute_sequential", "recompute.py", "process",
+        f"{_BOTH} python/paddle/distributed/fleet/recompute/__init__.py"),
+    "recompute.incubate.fleet.recompute_sequential": Patch(
+        "paddle.incubate.distributed.fleet.recompute_sequential", "recompute.py", "process",
+        f"{_BOTH} python/paddle/incubate/distributed/fleet/__init__.py"),
     "recompute.incubate.fleet.recompute": Patch(
         "paddle.incubate.distributed.fleet.recompute", "recompute.py", "process",
         f"{_BOTH} python/paddle/incubate/distributed/fleet/__init__.py"),
+    "paddle_layers.ScatterOp.apply": Patch(
+        "paddle.distributed.fleet.utils.sequence_parallel_utils.ScatterOp.apply", "paddle_layers.py", "process",
+        f"{_BOTH} python/paddle/distributed/fleet/utils/sequence_parallel_utils.py, autograd/py_layer.py"),
+    "paddle_layers.GatherOp.apply": Patch(
+        "paddle.distributed.fleet.utils.sequence_parallel_utils.GatherOp.apply", "paddle_layers.py", "process",
+        f"{_BOTH} python/paddle/distributed/fleet/utils/sequence_parallel_utils.py, autograd/py_layer.py"),
+    "paddle_layers.AllGatherOp.apply": Patch(
+        "paddle.distributed.fleet.utils.sequence_parallel_utils.AllGatherOp.apply", "paddle_layers.py", "process",
+        f"{_BOTH} python/paddle/distributed/fleet/utils/sequence_parallel_utils.py, autograd/py_layer.py"),
+    "paddle_layers.ReduceScatterOp.apply": Patch(
+        "paddle.distributed.fleet.utils.sequence_parallel_utils.ReduceScatterOp.apply", "paddle_layers.py", "process",
+        f"{_BOTH} python/paddle/distributed/fleet/utils/sequence_parallel_utils.py, autograd/py_layer.py"),
+    "paddle_layers.StaticPyLayer.apply": Patch(
+        "paddle.jit.dy2static.py_layer.StaticPyLayer.apply", "paddle_layers.py", "process",
+        f"{_BOTH} python/paddle/jit/dy2static/py_layer.py, convert_operators.py `convert_load`"),
     "legacy.hooks.io.normalize_program": Patch(
         "paddle.static.io.normalize_program", "legacy/hooks.py", "process",
         f"{_BOTH} python/paddle/static/io.py `normalize_program`"),

@@ -16,7 +16,8 @@ runtime's `recompute` builds `StaticRecompute`, a CheckpointFunction-style PyLay
 `builders.build_call`: forward runs the function under `no_grad` and saves its tensor arguments;
 backward detaches them, runs the function again under `enable_grad` and returns `paddle.grad` of
 its outputs over the arguments that need a gradient and over the parameters the function holds
-(a Layer, a bound method's Layer, what a `functools.partial` or a closure holds: `_parameters`),
+(a Layer, a bound method's Layer, what a `functools.partial`, a closure or the module-level names
+a function reads hold: `_parameters`),
 which are the op's inputs too, so autodiff gives them the gradients. A parameter the function
 reads that is none of those fails the build, naming it (`op.py`: backward reads a tensor that
 reaches it neither as an argument nor through ctx). Its backward waits for its output gradients
@@ -49,7 +50,8 @@ _DEPTH = 4
 
 def _layers_in(value: Any, depth: int) -> Iterator[Any]:
     """The Layers `value` holds: itself, a bound method's instance, a partial's function and
-    arguments, a closure's cells, the items of a list, tuple or dict."""
+    arguments, a function's closure cells and the module-level names it reads, the items of a
+    list, tuple or dict."""
     if depth < 0 or value is None:
         return
     if isinstance(value, paddle.nn.Layer):
@@ -66,6 +68,9 @@ def _layers_in(value: Any, depth: int) -> Iterator[Any]:
             except ValueError:  # an empty cell
                 continue
             yield from _layers_in(contents, depth - 1)
+        for name in value.__code__.co_names:  # the module-level names it reads
+            if name in value.__globals__:
+                yield from _layers_in(value.__globals__[name], depth - 1)
     elif isinstance(value, (list, tuple)):
         for inner in value:
             yield from _layers_in(inner, depth - 1)
@@ -136,7 +141,10 @@ class StaticRecompute(paddle.autograd.PyLayer):
         wanted = [t for t in inputs if not t.stop_gradient] + params
         found = list(paddle.grad([o for o, _ in pairs], wanted, [g for _, g in pairs], allow_unused=True)) \
             if pairs and wanted else [None] * len(wanted)
-        result = [None if t.stop_gradient else found.pop(0) for t in inputs] + found
+        result = [None if t.stop_gradient else found.pop(0) for t in inputs]
+        # A parameter the function holds but did not use gets zeros, not None: autodiff cannot add
+        # a null gradient to the one the parameter gets elsewhere (paddle 3.3.1 `add_n`).
+        result += [paddle.zeros_like(p) if g is None else g for p, g in zip(params, found)]
         # The gradients read after the re-run's outputs: paddle 3.3.1's dead-code pass drops a
         # re-run op nothing reads, taking with it the saved-tensor pipe of a PyLayer applied in
         # the function whose gradient op still pops it ("inlet value ... used only once").
@@ -148,7 +156,8 @@ class StaticRecompute(paddle.autograd.PyLayer):
 
 class _Arguments:
     """Where `recompute`'s arguments go: the positional and keyword arguments of the function,
-    with each tensor's place taken by the op's tensor of that index."""
+    with each tensor's place, in them or in the tuples, lists and dicts they hold (a layer's
+    `position_embeddings=(cos, sin)`), taken by the op's tensor of that index."""
 
     def __init__(self, args: Tuple[Any, ...], kwargs: Dict[str, Any], is_tensor: Any) -> None:
         self.tensors: List[Any] = []
@@ -157,16 +166,31 @@ class _Arguments:
         self.count = len(self.tensors)
 
     def _place(self, value: Any, is_tensor: Any) -> Any:
-        if not is_tensor(value):
-            return value
-        self.tensors.append(value)
-        return _Slot(len(self.tensors) - 1)
+        if is_tensor(value):
+            self.tensors.append(value)
+            return _Slot(len(self.tensors) - 1)
+        if isinstance(value, (tuple, list)):
+            return _rebuilt(value, [self._place(v, is_tensor) for v in value])
+        if isinstance(value, dict):
+            return {k: self._place(v, is_tensor) for k, v in value.items()}
+        return value
 
     def call(self, tensors: List[Any]) -> Tuple[Tuple[Any, ...], Dict[str, Any]]:
         def fill(value: Any) -> Any:
-            return tensors[value.index] if isinstance(value, _Slot) else value
+            if isinstance(value, _Slot):
+                return tensors[value.index]
+            if isinstance(value, (tuple, list)):
+                return _rebuilt(value, [fill(v) for v in value])
+            if isinstance(value, dict):
+                return {k: fill(v) for k, v in value.items()}
+            return value
 
         return tuple(fill(a) for a in self.args), {k: fill(v) for k, v in self.kwargs.items()}
+
+
+def _rebuilt(value: Any, items: List[Any]) -> Any:
+    """A list or tuple of `value`'s type holding `items` (a named tuple takes them one by one)."""
+    return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
 
 
 class _Slot:
@@ -199,19 +223,63 @@ def static_recompute(eager: Any) -> Any:
     return recompute
 
 
+def static_recompute_sequential(eager: Any) -> Any:
+    """`recompute_sequential` as Paddle's `eager` one in dynamic mode, else each segment but the
+    last one `StaticRecompute` op, its output the next segment's input. Eager's passes the last
+    segment `*args` of the previous segment's output tensor (paddle 3.3.1: its rows, a
+    TypeError or a wrong result) or `args` as a tuple (2.6.2, with one segment): here a segment
+    takes the one tensor it is given, as the function's documentation says."""
+
+    @functools.wraps(eager)
+    def recompute_sequential(ctx: Dict[str, Any], functions: Any, *args: Any, **kwargs: Any) -> Any:
+        if paddle.in_dynamic_mode() or _in_auto_parallel_static():
+            return eager(ctx, functions, *args, **kwargs)
+        segments = ctx.get("segments", 1)
+        layers = list(functions.children()) if isinstance(functions, paddle.nn.Sequential) else list(functions)
+        size = len(layers) // segments
+
+        def run(begin: int, end: int) -> Any:
+            segment = layers[begin:end + 1]  # what the op's parameters are read from (`_parameters`)
+
+            def do_run(value: Any) -> Any:
+                for layer in segment:
+                    value = layer(value)
+                return value
+
+            return do_run
+
+        recompute = static_recompute(eager)
+        end = -1
+        for begin in range(0, size * (segments - 1), size):
+            end = begin + size - 1
+            args = (recompute(run(begin, end), *args, **kwargs),)
+        return run(end + 1, len(layers) - 1)(*args)
+
+    return recompute_sequential
+
+
 _PATCHED = (
     ("recompute.fleet.recompute.recompute", "paddle.distributed.fleet.recompute.recompute"),
     ("recompute.fleet.recompute", "paddle.distributed.fleet.recompute"),
     ("recompute.incubate.fleet.recompute", "paddle.incubate.distributed.fleet"),
 )
+_PATCHED_SEQUENTIAL = (
+    ("recompute.fleet.recompute.recompute_sequential", "paddle.distributed.fleet.recompute.recompute"),
+    ("recompute.fleet.recompute_sequential", "paddle.distributed.fleet.recompute"),
+    ("recompute.incubate.fleet.recompute_sequential", "paddle.incubate.distributed.fleet"),
+)
 
 
 def install() -> None:
-    """Replace `recompute` where Paddle defines and re-exports it (`fleet.utils.recompute`
-    calls the package's; `recompute_sequential` the module's)."""
+    """Replace `recompute` and `recompute_sequential` where Paddle defines and re-exports them
+    (`fleet.utils.recompute` calls the package's `recompute`)."""
     import importlib
 
     for key, name in _PATCHED:
         module = importlib.import_module(name)
         if hasattr(module, "recompute"):
             patch.install(key, module, "recompute", static_recompute)
+    for key, name in _PATCHED_SEQUENTIAL:
+        module = importlib.import_module(name)
+        if hasattr(module, "recompute_sequential"):
+            patch.install(key, module, "recompute_sequential", static_recompute_sequential)

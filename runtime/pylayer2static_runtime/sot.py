@@ -43,6 +43,13 @@ The runtime does so when
   never served from SOT's cache of inferred metas (3.3.1 infer_meta.py `InferMetaCache`), so the
   check is made at every call (`_uncached_meta`).
 
+SOT infers a meta under a unique-name generator with a prefix of its own, which made the names
+dy2static gives what it adds to converted code miss their prefix test: a body with a `for` inside
+an `if` (PaddleFormers' `FusedHeadAndCrossEntropy.backward`), or a function it calls, failed to
+compile (SyntaxError, "no binding for nonlocal '___SOT_INFER_META_INNER_VAR__for_loop_iter_
+iterator_1'"), and the call broke the graph. A call is built with a prefix-free generator
+(`convert.plain_names`), so its bodies and every function they call convert as under AST.
+
 SOT guards the values a recorded call, or a break at it, depends on, and 3.3.1 guards a bound
 method and a `functools.partial` by their repr (`VariableBase.make_stringified_guard`, used by
 `MethodVariable` and `PartialVariable`): `x == <bound method ...>`, a SyntaxError when SOT
@@ -74,6 +81,7 @@ from typing import Any, Callable, List, Tuple
 import paddle
 
 from . import framework, patch
+from .convert import plain_names
 from .core import purity, scope, writes
 
 BREAK_PREFIX = "pylayer2static: "
@@ -197,7 +205,10 @@ def _build_for_sot(fn: Callable[..., Any], args: Any, kwargs: Any) -> Any:
 
     try:
         # A PyLayer applied inside the call is part of it, not a call of SOT's graph.
-        with scope.entered(sot_recording=True), patch.swapped("sot.parameter_recorder.get", recorder, "get", get):
+        # SOT's unique-name prefix makes dy2static's names miss (convert.py): the bodies and
+        # every function they call (converted by dy2static's `convert_call`) are converted here.
+        with scope.entered(sot_recording=True), patch.swapped("sot.parameter_recorder.get", recorder, "get", get), \
+                plain_names():
             out = fn(*args, **kwargs)
     except _break_error():
         raise

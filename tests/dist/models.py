@@ -18,6 +18,16 @@ The tensor-, sequence- and expert-parallel layers pass their group along (a non-
 argument kept on ctx, as fleet's layers do): on paddle 3.x fleet's model-parallel group of the
 hybrid topology (mp_degree 2), on 2.6.2 the global group (see `model_parallel_group`). The
 data-parallel model uses the global group.
+
+`PaddleSequenceParallelMLP` applies Paddle's OWN sequence-parallel PyLayers
+(`paddle.distributed.fleet.utils.sequence_parallel_utils`: ScatterOp, AllGatherOp,
+ReduceScatterOp, GatherOp), which read fleet's hybrid topology themselves, so every rank sets it
+up (`init_distributed`, mp_degree 2, on 2.6.2 too). For them, on CPU only and in these tests
+only (`route_reduce_scatter`): Paddle's eager helper `sequence_parallel_utils.reduce_scatter`
+(gloo has no reduce_scatter) and the static reduce-scatter the runtime's twins build (no CPU
+kernel: `paddle._C_ops.reduce_scatter` in PIR programs, `dist.stream.reduce_scatter`'s static
+form in the legacy IR) become an all-reduce in the model-parallel group and this rank's slice.
+Their eager all-gather (`group.process_group.all_gather`) runs on gloo as it is.
 """
 import os
 
@@ -27,27 +37,92 @@ import paddle.distributed as dist
 import paddle.nn.functional as F
 from paddle.autograd import PyLayer
 from paddle.distributed import fleet
+from paddle.distributed.fleet.utils import sequence_parallel_utils
+from paddle.distributed.fleet.utils.sequence_parallel_utils import AllGatherOp as PaddleAllGatherOp
+from paddle.distributed.fleet.utils.sequence_parallel_utils import GatherOp as PaddleGatherOp
+from paddle.distributed.fleet.utils.sequence_parallel_utils import ReduceScatterOp as PaddleReduceScatterOp
+from paddle.distributed.fleet.utils.sequence_parallel_utils import ScatterOp as PaddleScatterOp
 
 SEQ, BATCH, HIDDEN, FFN = 4, 2, 8, 16
 
 
 def init_distributed():
-    """The ranks, and the model-parallel group (all of them) through fleet's hybrid topology.
+    """The ranks, and fleet's hybrid topology with every rank in the model-parallel group.
 
-    paddle 2.x: `init_parallel_env` (eager mode's ProcessGroupGloo), and the gloo context of
-    static-graph collective ops, which 2.6.2's `init_parallel_env` does not make: it returns
+    paddle 2.x: `fleet.init` (which makes eager mode's ProcessGroupGloo), then the gloo context
+    of static-graph collective ops, which 2.6.2's `init_parallel_env` does not make: it returns
     right after the process group (python/paddle/distributed/parallel.py, the
     `in_dynamic_mode()` branch), before the steps that initialize the context the CPU kernels
     of `c_allreduce_sum` / `c_allgather` use ("You must initialize the gloo environment
-    first"). 3.x static programs use the process groups themselves."""
+    first"). 3.x static programs use the process groups themselves. Then the CPU routing of
+    reduce-scatter (`route_reduce_scatter`)."""
+    fleet.init(is_collective=True, strategy=model_parallel_strategy(int(os.environ["PADDLE_TRAINERS_NUM"])))
     if paddle.__version__.startswith("2."):
-        dist.init_parallel_env()
         endpoint = os.environ["PADDLE_TRAINER_ENDPOINTS"].split(",")[0]
         dist.gloo_init_parallel_env(dist.get_rank(), dist.get_world_size(), endpoint)
-        return
+    route_reduce_scatter()
+
+
+def model_parallel_strategy(mp_degree):
+    """fleet's strategy of a hybrid topology of `mp_degree`-way model parallelism alone."""
     strategy = fleet.DistributedStrategy()
-    strategy.hybrid_configs = {"dp_degree": 1, "mp_degree": dist.get_world_size(), "pp_degree": 1}
-    fleet.init(is_collective=True, strategy=strategy)
+    degrees = {"dp_degree": 1, "mp_degree": mp_degree, "pp_degree": 1}
+    if paddle.__version__.startswith("2."):
+        _protobuf_7_strategy_reads()
+        for key, value in degrees.items():  # the setter reads `FieldDescriptor.label` too
+            setattr(strategy.strategy.hybrid_configs, key, value)
+    else:
+        strategy.hybrid_configs = degrees
+    return strategy
+
+
+def _protobuf_7_strategy_reads():
+    """paddle 2.6.2's `DistributedStrategy` reads its configs with `FieldDescriptor.label`
+    (fleet/base/distributed_strategy.py `get_msg_dict`), which protobuf 7 (the 2.6 venv has
+    7.36.2; paddle 2.6.2 pins only protobuf>=3.20.2) no longer has: `strategy.hybrid_configs`
+    raises AttributeError and `fleet.init` cannot read its degrees. The same reader, asking
+    `is_repeated`; the tests only."""
+    from paddle.distributed.fleet.base import distributed_strategy
+
+    def get_msg_dict(msg):
+        fields = {}
+        for field in msg.DESCRIPTOR.fields:
+            value = getattr(msg, field.name)
+            if field.is_repeated:
+                value = (distributed_strategy.get_repeated_msg_dict(value) if field.type == field.TYPE_MESSAGE
+                         else list(value))
+            fields[field.name] = value
+        return fields
+
+    distributed_strategy.get_msg_dict = get_msg_dict
+
+
+def route_reduce_scatter():
+    """CPU only, these tests only: the reduce-scatters Paddle's sequence-parallel PyLayers make
+    (eagerly, and the static op the runtime builds for them) as an all-reduce in fleet's
+    model-parallel group and this rank's slice along axis 0: gloo's ProcessGroup has no
+    reduce_scatter ("ProcessGroupGLOO does not support reduce_scatter", process_group.h) and
+    the static op no CPU kernel ("Unimplemented cpu kernel for CReduceScatterOp"). The same
+    sums; all-reduce moves twice the bytes."""
+    from paddle.distributed.communication import stream
+
+    group = fleet.get_hybrid_communicate_group().get_model_parallel_group()
+
+    def eager(input):  # sequence_parallel_utils.reduce_scatter(input)
+        return paddle.split(_all_reduce(input, group), group.nranks, axis=0)[group.rank]
+
+    def pir(x, ring_id, nranks):  # paddle._C_ops.reduce_scatter, in a PIR program (paddle 3.x)
+        assert ring_id == group.id and nranks == group.nranks, (ring_id, nranks)
+        return paddle.split(_all_reduce(x, group), nranks, axis=0)[group.rank]
+
+    def legacy(tensor, tensor_or_tensor_list, op=dist.ReduceOp.SUM, group=None, sync_op=True,
+               use_calc_stream=False):  # dist.stream.reduce_scatter's static form (legacy IR, no group)
+        nranks, rank = _ranks(group)
+        paddle.assign(paddle.split(_all_reduce(tensor_or_tensor_list, group), nranks, axis=0)[rank], output=tensor)
+
+    sequence_parallel_utils.reduce_scatter = eager
+    paddle._C_ops.reduce_scatter = pir
+    stream.reduce_scatter = legacy
 
 
 def model_parallel_group():
@@ -300,6 +375,48 @@ class SerialMLP(paddle.nn.Layer):
         """Nothing to synchronize: one process holds the whole model."""
 
 
+class PaddleSequenceParallelMLP(paddle.nn.Layer):
+    """TensorParallelMLP's sequence-parallel block with Paddle's own PyLayers, imported from
+    `paddle.distributed.fleet.utils.sequence_parallel_utils` as a model library does: this
+    rank's slice of the sequence (ScatterOp), sequence-parallel LayerNorm, all-gather
+    (AllGatherOp), column-parallel up projection, row-parallel down projection, reduce-scatter
+    (ReduceScatterOp), residual, and the slices gathered (GatherOp). The classes take no group:
+    they read fleet's model-parallel group. Every rank sees the same full input and computes
+    the same loss; the weights are shards of one seeded full model (`SerialBlock`)."""
+
+    batch = staticmethod(TensorParallelMLP.batch)
+
+    def __init__(self):
+        super().__init__()
+        full = _mlp_weights()
+        self.norm = paddle.nn.LayerNorm(HIDDEN)
+        self.up_w = _parameter(self, _shard(full["up_w"], 1))
+        self.up_b = _parameter(self, _shard(full["up_b"], 0), is_bias=True)
+        self.down_w = _parameter(self, _shard(full["down_w"], 0))
+        self.down_b = _parameter(self, full["down_b"], is_bias=True)
+
+    def forward(self, hidden):  # [s, b, h], the same on every rank
+        shard = PaddleScatterOp.apply(hidden)
+        full_seq = PaddleAllGatherOp.apply(self.norm(shard))
+        inner = F.gelu(paddle.matmul(full_seq, self.up_w) + self.up_b)
+        out = PaddleReduceScatterOp.apply(paddle.matmul(inner, self.down_w)) + self.down_b + shard
+        return PaddleGatherOp.apply(out)
+
+    def sync_gradients(self):
+        # the LayerNorm and the down projection's bias saw only this rank's slice: sum over ranks
+        group = fleet.get_hybrid_communicate_group().get_model_parallel_group()
+        for param in [*self.norm.parameters(), self.down_b]:
+            param.grad.set_value(_all_reduce(param.grad, group))
+
+
+class SerialBlock(SerialMLP):
+    """PaddleSequenceParallelMLP in one process: SerialMLP's block without its head."""
+
+    def forward(self, hidden):
+        inner = F.gelu(paddle.matmul(self.norm(hidden), self.up_w) + self.up_b)
+        return paddle.matmul(inner, self.down_w) + self.down_b + hidden
+
+
 class DataParallelNet(paddle.nn.Layer):
     """Each rank trains on its own batch; batch norm statistics are synchronized inside the
     model and every gradient is averaged over ranks after backward."""
@@ -361,5 +478,6 @@ MODELS = {
     "tensor_parallel_mlp": TensorParallelMLP,
     "data_parallel_sync_bn": DataParallelNet,
     "expert_parallel_moe": ExpertParallelMoE,
+    "paddle_sequence_parallel_mlp": PaddleSequenceParallelMLP,
 }
-SERIAL = {"tensor_parallel_mlp": SerialMLP}
+SERIAL = {"tensor_parallel_mlp": SerialMLP, "paddle_sequence_parallel_mlp": SerialBlock}

@@ -1,9 +1,11 @@
 """run.py --bin BIN --out DIR — tests/dist on the installed paddlepaddle (run with a venv's python).
 
-Transpiles models.py into DIR, starts two `python -m paddle.distributed.launch
---nproc_per_node 2` runs of worker.py on CPU (gloo): `p2s` (eager original vs transpiled
-under to_static, and jit.save/jit.load of each trained model per rank) and
-`framework` (eager original vs the original under the framework's own to_static, without
+First, in one process, `pylayer2static run --package sp_library` of library_call.py (a library
+module applying Paddle's own ScatterOp as written: one pylayer op under to_static, in a static
+program and, on 3.x, in SOT's one subgraph). Then transpiles models.py into DIR, starts two
+`python -m paddle.distributed.launch --nproc_per_node 2` runs of worker.py on CPU (gloo): `p2s`
+(eager original vs transpiled under to_static, and jit.save/jit.load of each trained model per
+rank) and `framework` (eager original vs the original under the framework's own to_static, without
 the runtime), then checks, per model and rank, that the transpiled run's losses and final
 parameters equal eager's (tests/e2e's tolerance), and that each model passes every mode of
 tests/e2e/harness.py on each rank. Prints one line per check, writes
@@ -13,6 +15,7 @@ DIR/summary.json (the cells of the side-by-side table, table.py) and ends with
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -26,7 +29,8 @@ import harness  # noqa: E402
 NRANKS = 2
 LAUNCH_TIMEOUT = 600
 # pylayer ops in each model's to_static program: one per `.apply` in its forward
-PYLAYER_OPS = {"tensor_parallel_mlp": 6, "data_parallel_sync_bn": 1, "expert_parallel_moe": 2}
+PYLAYER_OPS = {"tensor_parallel_mlp": 6, "data_parallel_sync_bn": 1, "expert_parallel_moe": 2,
+               "paddle_sequence_parallel_mlp": 4}
 COVERS = {
     "tensor_parallel_mlp": "2-way tensor + sequence parallel MLP block: scatter, sequence-parallel "
                            "LayerNorm, all-gather, column/row-parallel linear, reduce-scatter, gather; "
@@ -37,6 +41,11 @@ COVERS = {
     "expert_parallel_moe": "expert parallel MoE, one expert per rank: all-to-all to the experts and "
                            "back (built from all_gather: gloo has no all_to_all), in the expert-parallel "
                            "group (fleet's model-parallel group, on 3.x)",
+    "paddle_sequence_parallel_mlp": "the same sequence-parallel block with Paddle's own PyLayers "
+                                    "(`ScatterOp`, `AllGatherOp`, `ReduceScatterOp`, `GatherOp` of "
+                                    "`fleet.utils.sequence_parallel_utils`, called as written), which read "
+                                    "fleet's model-parallel group (mp_degree 2); reduce-scatter routed "
+                                    "through all-reduce on CPU (tests only)",
 }
 
 
@@ -77,6 +86,41 @@ def launch(variant, original, transpiled, out):
         with open(path, encoding="utf-8") as f:
             ranks.append(json.load(f))
     return ranks, ""
+
+
+def library_call(binary, out):
+    """library_call.py through `pylayer2static run --package sp_library`, in one process: the
+    library's copy in DIR/library/site, the script in DIR/library/app (a project of its own, so
+    the hook transpiles no module of this repository); None, or what is wrong."""
+    root = os.path.join(out, "library")
+    shutil.rmtree(root, ignore_errors=True)
+    site, app = os.path.join(root, "site"), os.path.join(root, "app")
+    shutil.copytree(os.path.join(HERE, "sp_library"), os.path.join(site, "sp_library"),
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    os.makedirs(app)
+    shutil.copy(os.path.join(HERE, "library_call.py"), app)
+    with open(os.path.join(app, "pyproject.toml"), "w", encoding="utf-8") as f:
+        f.write('[project]\nname = "app"\n')
+    path = [site, HERE, os.path.join(os.path.dirname(HERE), "e2e")] + [p for p in [os.environ.get("PYTHONPATH")] if p]
+    env = dict(os.environ, P2S_PYTHON=sys.executable, PYTHONPATH=os.pathsep.join(path),
+               SOT_COLLECT_INFO="breakgraph_reason,subgraph_info")
+    result = os.path.join(root, "result.json")
+    cmd = [binary, "run", "--package", "sp_library", "library_call.py", result]
+    try:
+        proc = subprocess.run(cmd, cwd=app, env=env, capture_output=True, text=True, timeout=LAUNCH_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return f"{' '.join(cmd)}: timed out after {LAUNCH_TIMEOUT}s"
+    if proc.returncode or not os.path.exists(result):
+        return f"{' '.join(cmd)}: exit {proc.returncode}\n" + "\n".join(proc.stderr.splitlines()[-15:])
+    with open(result, encoding="utf-8") as f:
+        got = json.load(f)
+    want = {"transpiled": True, "to_static": 1, "static": 1, "static_shape": [4, 2, 8]}
+    if not got["paddle"].startswith("2."):  # 2.6.2's SOT runs every PyLayer call eagerly
+        want.update(sot_subgraphs=[1], sot_breaks=[])
+    wrong = {key: got.get(key) for key, value in want.items() if got.get(key) != value}
+    if not got["builder"].startswith("_twin_builder"):
+        wrong["builder"] = got["builder"]
+    return wrong and f"got {wrong}, expected {want} and the runtime's twin builder"
 
 
 # The sharded model against the serial one: the same sums in another order (matmuls split over
@@ -129,7 +173,7 @@ class Checks:
 def cross_rank(name, ranks):
     """What must hold between the ranks of an eager run (the collectives are right)."""
     eager = [r["models"][name]["eager"] for r in ranks]
-    if name == "tensor_parallel_mlp":  # every rank computes the loss of the whole sequence
+    if name in ("tensor_parallel_mlp", "paddle_sequence_parallel_mlp"):  # every rank: the whole sequence's loss
         diff = same(eager[1]["losses"], eager[0]["losses"])
         return diff and f"rank 1's losses are not rank 0's: {diff}"
     if name == "data_parallel_sync_bn":  # averaged gradients keep the replicas identical
@@ -157,6 +201,9 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     version = paddle.__version__
     checks = Checks()
+    checks.check(f"{version}: a library module applying Paddle's ScatterOp, `pylayer2static run --package`, "
+                 "builds one pylayer op (to_static, static program" + (")" if version.startswith("2.") else ", SOT)"),
+                 library_call(os.path.abspath(args.bin), args.out))
     original = os.path.join(HERE, "models.py")
     transpiled = os.path.join(args.out, "models_p2s.py")
     proc = subprocess.run([args.bin, original, "-o", transpiled], capture_output=True, text=True)

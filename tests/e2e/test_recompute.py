@@ -19,8 +19,9 @@ from typing import Any
 import numpy as np
 import paddle
 import pytest
+from pylayer2static_runtime import PyLayerContractError  # before the name below is bound: the runtime replaces it
 from paddle.distributed.fleet.utils import recompute
-from pylayer2static_runtime import PyLayerContractError
+from paddle.incubate.distributed.fleet import recompute_sequential
 
 from conftest import HERE
 
@@ -86,3 +87,78 @@ def test_random_ops_in_a_recomputed_function_are_refused() -> None:
     static.eval()
     got = paddle.jit.to_static(static, full_graph=True)(x)
     np.testing.assert_allclose(got.numpy(), eager(x).numpy(), rtol=1e-6)
+
+
+class _Segmented(paddle.nn.Layer):
+    def __init__(self, blocks: Any) -> None:
+        super().__init__()
+        self.blocks = blocks
+
+    def forward(self, x: Any) -> Any:
+        return recompute_sequential({"segments": 2, "preserve_rng_state": False}, self.blocks, x).sum()
+
+
+def test_recompute_sequential_in_two_segments_equals_the_model_without_recompute() -> None:
+    """`recompute_sequential` with two segments under to_static: the first segment is one
+    recompute op, and the second takes that segment's output as its input. Compared with the
+    same Sequential run plainly (eager): paddle 3.3.1's own eager `recompute_sequential` passes
+    the last segment `*args` over the rows of that output (a TypeError, or a wrong result with one
+    row), so it is no reference (docs/SUPPORT.md lists the difference)."""
+    import pylayer2static_runtime  # noqa: F401
+
+    paddle.seed(5)
+    blocks = paddle.nn.Sequential(*[paddle.nn.Sequential(paddle.nn.Linear(4, 4), paddle.nn.Tanh()) for _ in range(4)])
+    x = paddle.to_tensor(np.random.RandomState(0).randn(3, 4).astype("float32"), stop_gradient=False)
+    want = blocks(x).sum()
+    want.backward()
+    expected = [p.grad.numpy().copy() for p in blocks.parameters()] + [x.grad.numpy().copy()]
+    blocks.clear_gradients()
+    x.clear_gradient()
+    got = paddle.jit.to_static(_Segmented(blocks), full_graph=True)(x)
+    got.backward()
+    np.testing.assert_allclose(float(got), float(want), rtol=1e-6)
+    for g, e in zip([p.grad.numpy() for p in blocks.parameters()] + [x.grad.numpy()], expected):
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
+
+
+class _Rotary(paddle.nn.Layer):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = paddle.nn.Linear(8, 8)
+
+    def forward(self, x: Any, position_embeddings: Any = None, scale: float = 1.0) -> Any:
+        cos, sin = position_embeddings
+        return self.linear(x * cos + sin) * scale
+
+
+class _RotaryModel(paddle.nn.Layer):
+    def __init__(self, recomputed: bool) -> None:
+        super().__init__()
+        self.block = _Rotary()
+        self.recomputed = recomputed
+
+    def forward(self, x: Any) -> Any:
+        rotary = (paddle.cos(x), paddle.sin(x))
+        if self.recomputed:
+            return recompute(self.block, x, rotary, 0.5).sum()
+        return self.block(x, rotary, 0.5).sum()
+
+
+def test_recompute_with_a_tuple_of_tensors_equals_the_model_without_recompute() -> None:
+    """A tuple of tensors made from the input (rotary embeddings, as PaddleFormers' decoder
+    layers take `position_embeddings=(cos, sin)`): its tensors are the op's inputs, and the
+    gradient reaches the input through them. Compared with the model without recompute: paddle
+    2.6.2's eager recompute gives the input another gradient here (docs/SUPPORT.md lists it)."""
+    paddle.seed(7)
+    plain, recomputed = _RotaryModel(False), _RotaryModel(True)
+    recomputed.set_state_dict(plain.state_dict())
+    x = paddle.to_tensor(np.random.RandomState(1).randn(3, 8).astype("float32"), stop_gradient=False)
+    want = plain(x)
+    want.backward()
+    expected = [x.grad.numpy().copy(), plain.block.linear.weight.grad.numpy().copy()]
+    x.clear_gradient()
+    got = paddle.jit.to_static(recomputed, full_graph=True)(x)
+    got.backward()
+    np.testing.assert_allclose(float(got), float(want), rtol=1e-6)
+    for g, e in zip([x.grad.numpy(), recomputed.block.linear.weight.grad.numpy()], expected):
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)

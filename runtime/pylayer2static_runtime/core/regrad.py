@@ -42,8 +42,11 @@ def _turns_grad_on(tree: ast.AST) -> bool:
 def _reruns(code: Any) -> bool:
     try:
         source = textwrap.dedent(inspect.getsource(code))
+    except Exception:  # noqa: BLE001 - inspect walks sys.modules, whose lazy modules raise anything
+        return False
+    try:
         return _turns_grad_on(ast.parse(source))
-    except (OSError, TypeError, SyntaxError):
+    except SyntaxError:
         return False
 
 
