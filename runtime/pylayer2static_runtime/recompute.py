@@ -111,8 +111,8 @@ def _call(function: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
 
 
 class StaticRecompute(paddle.autograd.PyLayer):
-    """`recompute(function, *args, **kwargs)` as one op: `tensors` are the tensor arguments,
-    then the function's parameters; `places` where each argument goes (`_Arguments`)."""
+    """`recompute(function, *args, **kwargs)` as one op: `tensors` are the tensors of the
+    arguments, then the function's parameters; `arguments` says where each goes (`_Arguments`)."""
 
     @staticmethod
     def forward(ctx: Any, function: Any, arguments: "_Arguments", *tensors: Any) -> Any:

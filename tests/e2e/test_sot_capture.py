@@ -389,7 +389,6 @@ def test_pylayer_arguments(transpile, tmp_path) -> None:
     assert sum(run.subgraph_pylayer_ops) == 2
 
 
-
 def test_bodies_with_loops_in_branches(transpile, tmp_path) -> None:
     """On 3.3.1 both calls are recorded, none breaks SOT's graph: forward, backward and a function
     forward calls, each with a `for` inside an `if`, convert while SOT infers the call's meta
