@@ -33,19 +33,24 @@ class IrAdapter(Protocol):
     def same(self, a: Any, b: Any) -> bool:
         """Whether two tensors are one."""
 
+    def inplace_map(self) -> Any:
+        """dy2static's record of the in-place writes of the IR's programs (`x[i] = v` rebinds
+        `x` to the write's result when converted code loads it): `get`/`add` by program, and
+        `save_checkpoint`/`restore_checkpoint`. Only the IR's own code reads it (`latest`,
+        `write_in_place`; `body.converted_code_semantics` keeps it as a body found it)."""
+
     def latest(self, value: Any) -> Any:
         """`value` as the in-place writes followed so far in the program being built left it."""
 
-    def record_write(self, target: Any, out: Any) -> None:
-        """Record that `out` is `target` after an in-place write."""
+    def write_in_place(self, write: Callable[[], Any], values: List[Any], target: Any) -> Any:
+        """`write()`, an in-place API called on `values` that writes `target`, as the framework
+        must run it in a body (it may read the views among `values` other than `target`, which
+        only the written tensor makes differ from eager); its result, recorded as `target`
+        after the write (`latest`) when it is a new tensor."""
 
     def viewed(self, value: Any) -> bool:
         """Whether an in-place write into `value` would reach another tensor in eager: `value`
         is a view (a slice, a transpose, ...) or has one, as the framework tracks them."""
-
-    def reading_views(self, values: List[Any], target: Any) -> ContextManager[Any]:
-        """While an in-place API writes `target`: the framework lets it read the views among
-        `values` (other than `target`), which only the written tensor makes differ from eager."""
 
     def own_gradient(self, value: Any, gradients: List[Any]) -> bool:
         """Whether backward may return `value` as it is (no copy) as an input's gradient."""
@@ -54,14 +59,12 @@ class IrAdapter(Protocol):
         """The op's inputs for the argument tensors `values`."""
 
     def save(self, values: List[Any]) -> None:
-        """At the end of forward: carry `values` (ctx's tensors) to backward."""
+        """At the end of forward's sub-block (built or replayed): its values stop gradient as the
+        framework's later passes expect, and `values` (ctx's tensors) are carried to backward."""
 
     def restore(self, count: int, after: List[Any]) -> List[Any]:
         """At the start of backward: backward's view of the `count` carried values; each one
         that is not a parameter read only once the values `after` exist (none: as they are)."""
-
-    def outputs_as_list(self, result: Any, count: int) -> List[Any]:
-        """`static_pylayer`'s result as a list of `count` outputs."""
 
     def label(self, outputs: List[Any], cls: type, call: Tuple[Tuple[Any, ...], Dict[str, Any]]) -> None:
         """Name `cls` on the op that made `outputs`; `call`, the call as written, is recorded
@@ -70,46 +73,31 @@ class IrAdapter(Protocol):
     def forward_only_backward(self, message: str, inputs: List[Any], needs_grad: bool) -> Optional[Callable[..., Any]]:
         """The backward of a PyLayer without one (raising `message` when a gradient is asked)."""
 
-    def backward_semantics(self) -> ContextManager[Any]:
-        """The framework as backward's sub-block is built."""
+    def forward_grad_mode(self, grad_off: Callable[[], bool]) -> ContextManager[Callable[[bool], Any]]:
+        """While forward's sub-block is built with grad mode off (eager's, `body.py`): a value
+        an op makes while `grad_off()` stops gradient, as eager's forward under no_grad; yields
+        the setter of the framework's own grad mode, called as forward sets the mode (a
+        no-op where the IR has none)."""
 
-    def set_grad_mode(self, mode: bool) -> Any:
-        """Set the framework's grad mode for the ops built next; returns the mode before."""
-
-    def forward_semantics(self, grad_off: Callable[[], bool]) -> ContextManager[Any]:
-        """The framework as forward's sub-block is built: a value an op makes while
-        `grad_off()` stops gradient, as eager's forward under no_grad."""
-
-    def unmark_forward(self) -> None:
-        """After forward's sub-block is built: its values stop gradient as the framework's
-        later passes expect."""
-
-    def body_semantics(self) -> ContextManager[Any]:
-        """The framework as forward's or backward's sub-block is built."""
+    def body_semantics(self, method: str, rewrite: Callable[[List[str]], Optional[List[str]]]) -> ContextManager[Any]:
+        """The framework as `method`'s ("forward", "backward") sub-block is built; once it is
+        built, each of its ops, and of the blocks its ops hold, gets the call stack `rewrite`
+        makes of its own (kept where it makes None): the stack the framework prints when the
+        op fails at run time, and inlining keeps."""
 
     def building(self) -> ContextManager[Any]:
         """The framework while the whole op is built: its inputs, both sub-blocks, its outputs."""
 
-    def op_semantics(self) -> ContextManager[Any]:
-        """The framework as the pylayer op is appended, both its sub-blocks built."""
-
-    def append_pylayer(self, forward: Callable[..., List[Any]], inputs: List[Any], backward: Any) -> Any:
+    def append_pylayer(self, forward: Callable[..., List[Any]], inputs: List[Any], backward: Any) -> List[Any]:
         """Append the pylayer op of `forward` (returning its output tensors) and `backward` on
-        `inputs` to the program being built; forward's outputs as the op's."""
+        `inputs` to the program being built, both sub-blocks built as the IR needs, and clean
+        up what building it left; the op's outputs, one per tensor forward returned."""
 
     def copy(self, value: Any) -> Any:
         """A new tensor of the block being built holding `value`'s value."""
 
-    def rewrite_callstacks(self, rewrite: Callable[[List[str]], Optional[List[str]]]) -> None:
-        """Give each op of the sub-block being built, and of the blocks its ops hold, the call
-        stack `rewrite` makes of its own (kept where it makes None): the stack the framework
-        prints when the op fails at run time, and inlining keeps."""
-
     def foreign_value(self, values: List[Any]) -> Optional[Any]:
         """A value backward's block reads, or returns, from another program, else None."""
-
-    def finish(self) -> None:
-        """After the op is built: clean up what building it left."""
 
 
 _IRS: List[Tuple[Callable[[], bool], Callable[[bool], IrAdapter]]] = []

@@ -4,7 +4,7 @@ Each piece swaps framework state for the length of a body (through `patch.swappe
 the same for both IRs; what differs by IR comes from the `adapter.IrAdapter` it is given.
 `op.py` builds with these and imports no framework code of its own:
 - `converted_code_semantics`: converted code follows in-place writes, also in a pure static
-  program, and leaves dy2static's in-place records as it found them;
+  program, and leaves the IR's in-place map (`adapter.inplace_map`) as it found it;
 - `eager_forward_grad_mode`, `eager_backward_grad_mode`: forward and backward are built with
   grad mode off, as eager runs them, unless they turn it on (the mode lives in the build
   scope, `core/scope.py`);
@@ -19,24 +19,14 @@ from typing import Any, Callable, Iterator, List
 import paddle
 from paddle.base.dygraph.base import _convert_into_variable
 
-from . import eager_only, framework, frames, inplace, patch
+from . import eager_only, frames, inplace, patch
 from .adapter import IrAdapter
 from .core import scope
 from .core.errors import contract_error
 
 
-def _inplace_map() -> Any:
-    """dy2static's record of in-place writes (`x[i] = v` rebinds `x` to set_value's
-    output when converted code loads `x`), keyed by `id(program)` and never emptied for a
-    program dy2static did not build (2.6.2 fills it under PIR only: here it stays empty).
-    Left behind, a pure static program's entries outlive the program, and a later program
-    given the same id reads values of the freed one (3.0.0-3.2.2: a segfault in
-    DenseTensorArrayType::classof, or `can only get shape for dense` errors)."""
-    return framework.parameter_recorder()._global_inplace_map
-
-
 @contextlib.contextmanager
-def converted_code_semantics() -> Iterator[None]:
+def converted_code_semantics(adapter: IrAdapter) -> Iterator[None]:
     """Run converted forward/backward code as dy2static does, also in a pure static program.
 
     Outside to_static, converted code does not follow in-place writes (`out[i:j] = x`):
@@ -44,21 +34,25 @@ def converted_code_semantics() -> Iterator[None]:
     later `out` reads the tensor before the write (wrong values, no error), and paddle
     2.6.2 `Variable.__setitem__` refuses outside it. Both read the flag
     `global_var._in_to_static_mode_` (paddle/base/dygraph/base.py).
+
+    The IR's in-place map (`adapter.inplace_map`) is left as the body found it, under
+    to_static too: converted code and the in-place APIs (inplace.py) record there while
+    forward/backward is built, and a pure static program's entries, or a backward's built at
+    autodiff time after dy2static popped the program's records, would outlive the program;
+    a later program given the same id would read values of the freed one (3.0.0-3.2.2: a
+    segfault in DenseTensorArrayType::classof, or `can only get shape for dense` errors).
+    A body's code records in its own IR's map only (paddle 3.3.1 `variable_index.py` and
+    `convert_operators.py` pick the map by `in_pir_mode`/`use_pir_api`).
     """
     from paddle.base.dygraph import base
-    from paddle.jit.dy2static.program_translator import ProgramTranslator
 
-    # Both IRs' maps, under to_static too: in-place APIs record there while forward/backward
-    # is built (inplace.py), and a backward built at autodiff time, after dy2static popped
-    # the program's records, would leave them to a later program given the same id.
-    maps = [_inplace_map(), ProgramTranslator.get_instance()._inplace_map]
-    checkpoints = [recorded.save_checkpoint() for recorded in maps]
+    recorded = adapter.inplace_map()
+    checkpoint = recorded.save_checkpoint()
     try:
         with patch.swapped("body.in_to_static_mode", base.global_var, "_in_to_static_mode_", True):
             yield
     finally:
-        for recorded, checkpoint in zip(maps, checkpoints):
-            recorded.restore_checkpoint(checkpoint)
+        recorded.restore_checkpoint(checkpoint)
 
 
 def as_static(value: Any) -> Any:
@@ -84,24 +78,21 @@ def eager_forward_grad_mode(adapter: IrAdapter) -> Iterator[None]:
     eager) would otherwise take the other branch, silently. `no_grad`, `enable_grad` and
     `set_grad_enabled` go through `is_grad_enabled`/`_set_grad_enabled` of
     paddle/base/dygraph/base.py, swapped here; how a value made with the mode off stops
-    gradient is the IR's (`adapter.forward_semantics`: PIR's own flag, the Program IR's ops
-    marked). The mode is restored after forward, so the ops outside it are built as before.
+    gradient is the IR's (`adapter.forward_grad_mode`: PIR's own flag, set as the mode is, the
+    Program IR's ops marked). The mode is restored after forward, so the ops outside it are
+    built as before.
     """
     from paddle.base.dygraph import base
 
-    def set_mode(mode: Any) -> None:
-        scope.update(forward_mode=bool(mode))
-        adapter.set_grad_mode(bool(mode))
+    with adapter.forward_grad_mode(lambda: scope.current().forward_mode is False) as set_framework_mode:
+        def set_mode(mode: Any) -> None:
+            scope.update(forward_mode=bool(mode))
+            set_framework_mode(bool(mode))
 
-    outer_flag = adapter.set_grad_mode(False)
-    try:
         with scope.entered(forward_mode=False), \
                 patch.swapped("body.is_grad_enabled", base, "is_grad_enabled", lambda: bool(scope.current().forward_mode)), \
-                patch.swapped("body.set_grad_enabled", base, "_set_grad_enabled", set_mode), \
-                adapter.forward_semantics(lambda: scope.current().forward_mode is False):
+                patch.swapped("body.set_grad_enabled", base, "_set_grad_enabled", set_mode):
             yield
-    finally:
-        adapter.set_grad_mode(outer_flag)
 
 
 class _BackwardEntry:
@@ -180,12 +171,12 @@ def body_rules(cls: type, method: str, adapter: IrAdapter, foreign: List[Any]) -
     """What forward's and backward's bodies alike are built under: the IR's own
     (`adapter.body_semantics`), in-place APIs followed (`foreign`: what forward may not
     write into, inplace.py) and eager-only code refused at the user's line (eager_only.py).
-    Once built, the body's ops carry the user's call stack (`frames.user_callstack`), so
-    an op that fails when the program runs names the user's line and the class."""
-    with adapter.body_semantics(), inplace.followed(scope.Body(cls, method, foreign, adapter)), \
-            eager_only.guarded():
+    Once built, the body's ops carry the user's call stack (`frames.user_callstack`, which the
+    adapter gives them), so an op that fails when the program runs names the user's line and
+    the class."""
+    with adapter.body_semantics(method, lambda callstack: frames.user_callstack(callstack, cls, method)), \
+            inplace.followed(scope.Body(cls, method, foreign, adapter)), eager_only.guarded():
         yield
-    adapter.rewrite_callstacks(lambda callstack: frames.user_callstack(callstack, cls, method))
 
 
 def is_eager_tensor(value: Any) -> bool:

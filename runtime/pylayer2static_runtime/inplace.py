@@ -83,15 +83,16 @@ def _following(fn: Callable[..., Any], api: str, target_of: Callable[..., Any]) 
         kwargs = {key: latest(value) for key, value in kwargs.items()}
         target = target_of(args, kwargs)
         current = scope.current()
-        if current.body is not None and _is_static(target):
+
+        def write() -> Any:
+            with scope.entered(followed_calls=current.followed_calls + 1):
+                return fn(*args, **kwargs)
+
+        if current.body is None:
+            return write()
+        if _is_static(target):
             _check_target(current.body, target, api)
-        reading = current.body.adapter.reading_views([*args, *kwargs.values()], target) \
-            if current.body is not None else contextlib.nullcontext()
-        with scope.entered(followed_calls=current.followed_calls + 1), reading:
-            out = fn(*args, **kwargs)
-        if current.body is not None and _is_static(target) and _is_static(out) and out is not target:
-            current.body.adapter.record_write(target, out)
-        return out
+        return current.body.adapter.write_in_place(write, [*args, *kwargs.values()], target)
 
     # Called from converted code: dy2static must call it as it is, not convert it.
     return paddle.jit.not_to_static(inplace_api)

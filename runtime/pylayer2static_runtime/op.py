@@ -23,10 +23,10 @@ rules raises `PyLayerContractError` while the graph is built, naming the class a
 where its forward/backward is defined; nothing is silently dropped or broadcast.
 
 `PyLayerOp` holds the call (`layout.CallLayout`); `build` is a `_Build`, steps over typed
-records (`_Inputs`, `_Outputs`), each IR's part behind `adapter.IrAdapter`. A call alike to
-one built before gets its bodies' ops replayed from that one's recording (`replay.py`).
+records (`_Inputs`, `_Outputs`), each IR's part behind `adapter.IrAdapter`. Each body (the
+whole call, forward, backward) comes from the call's `replay.Source`: a call alike's recording
+replayed, or the body run and then kept for the calls alike to come (`replay.py`).
 """
-import contextlib
 import functools
 import inspect
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
@@ -134,9 +134,8 @@ class _Build:
         self.outputs: Optional[_Outputs] = None
         self.needs_grad = False  # set by `op` before forward is built (and by it: `_flipped_inputs`)
         self.grad_enabled = False  # set by `op`
-        self.key: Optional[replay.CallKey] = None  # set by `op`: which calls are alike
-        self.recorded: Optional[replay.Recorded] = None  # the forward replayed, if any
-        self.recording: Optional[replay.Recording] = None  # this call's forward, if it is recorded
+        self.bodies = replay.NOT_REPLAYED  # set by `op`: where the bodies come from (`replay.Source`)
+        self.forward_body = replay.NOT_REPLAYED.forward()  # set by `op`: forward's (`replay.Body`)
 
     def op(self) -> Any:
         """Build the op; forward's result, its tensors the op's outputs."""
@@ -148,43 +147,36 @@ class _Build:
             not self.inputs.values[i].stop_gradient for slot in self.inputs.flat.slots for i in slot.tensors
         )
         self.needs_grad = needs_grad
-        self.key = None if self.forward_only else replay.call_key(
-            self.cls, [self.written_forward, self.backward], self.layout.forward_call(self.arguments),
-            self.layout.labels, needs_grad, self.adapter)
-        tapes = self.adapter.tapes
-        whole = replay.recorded_call(self.key, tapes)
-        if whole is not None:
+        if not self.forward_only:
+            self.bodies = replay.source(
+                self.cls, [self.written_forward, self.backward], self.layout.forward_call(self.arguments),
+                self.layout.labels, needs_grad, self.adapter)
+        whole = self.bodies.call()
+        if whole.recorded:
             return self._replayed_call(whole, needs_grad)
-        self.recorded = replay.recorded(self.key)
-        if self.key is not None and self.recorded is None:
-            self.recording = self._recording(self.key.forward())
+        self.forward_body = self.bodies.forward()
         if self.forward_only:
             backward = self.adapter.forward_only_backward(self._no_backward_message(), self.inputs.values, needs_grad)
         else:
             backward = self.backward_block
-        call_recording = None if self.key is None or not tapes.call_tapes else self._recording(self.key.call())
-        with self._taped(call_recording, self._call_inputs(), whole_call=True):
+        with whole.built(self._call_inputs()):
             try:
-                with self.adapter.op_semantics():
-                    result = self.adapter.append_pylayer(self.forward_block, self.inputs.values, backward)
+                outs = self.adapter.append_pylayer(self.forward_block, self.inputs.values, backward)
             except Exception as exc:  # noqa: BLE001 - re-raised, with the user's lines
                 reraise_with_user_lines(exc)
-            self.adapter.finish()
-            outs = self.adapter.outputs_as_list(result, len(self._forward_result().flat.positions))
             self.adapter.label(outs, self.cls, self.layout.written_call(self.arguments))
         # A ctx that marked tensors decides its outputs' stop_gradient (`_returned`), which a
         # replay, running no forward, would not know.
-        if call_recording is not None and context.recorded(self.ctx) is not None:
+        if context.recorded(self.ctx) is not None:
             outputs = self._forward_result()
-            call_recording.call(outputs.out, outs, outputs.carried_stop_gradient)
+            whole.keep(outputs.out, outs, outputs.carried_stop_gradient)
         return self._returned(outs, self.needs_grad)
 
-    def _replayed_call(self, whole: replay.RecordedCall, needs_grad: bool) -> Any:
+    def _replayed_call(self, whole: replay.Body, needs_grad: bool) -> Any:
         """The whole op as the recording's, on the op's inputs; forward's result."""
-        find = self.adapter.tapes.replay_call(whole.call, self._call_inputs())
-        out = replay.resolved(whole.out, find)
-        self.outputs = _Outputs(out, flat_slots(result_items(out), self.adapter.is_tensor), whole.carried_stop_gradient)
-        return self._returned(replay.resolved(whole.outputs, find), needs_grad)
+        out, outs, carried_stop_gradient = whole.replayed(self._call_inputs())
+        self.outputs = _Outputs(out, flat_slots(result_items(out), self.adapter.is_tensor), carried_stop_gradient)
+        return self._returned(outs, needs_grad)
 
     def _forward_result(self) -> _Outputs:
         if self.outputs is None:
@@ -193,12 +185,12 @@ class _Build:
 
     def forward_block(self, *tensors: Any) -> List[Any]:
         """forward's sub-block: forward run on the op's inputs; the tensors it returns."""
-        if self.recorded is not None:
+        if self.forward_body.recorded:
             return self._replayed_forward(list(tensors))
         arguments = structure.pack_as(self.layout.arguments, self.inputs.flat.with_tensors(list(tensors)))
         args, kwargs = self.layout.forward_call(list(arguments))
         stopped = [value.stop_gradient for value in tensors]
-        with self._taped(self.recording, list(tensors)), body.converted_code_semantics(), \
+        with self.forward_body.built(list(tensors)), body.converted_code_semantics(self.adapter), \
                 body.body_rules(self.cls, "forward", self.adapter, list(tensors)), body.eager_forward_grad_mode(self.adapter):
             out = structure.map_leaves(inplace.latest, self.forward(self.ctx, *args, **kwargs))
             carried = [inplace.latest(value) for value in context.carried_leaves(self.state)]
@@ -212,9 +204,9 @@ class _Build:
                 "forward",
             )
         self.outputs = _Outputs(out, flat, self._carried_stop_gradient(carried, flat))
-        if self.recording is not None:
-            self.recording.forward(out, carried, self.outputs.carried_stop_gradient, context.recorded(self.ctx))
-        self.adapter.unmark_forward()
+        recorded_ctx = context.recorded(self.ctx)
+        if recorded_ctx is not None:
+            self.forward_body.keep(out, carried, self.outputs.carried_stop_gradient, recorded_ctx)
         self.adapter.save(carried)
         return flat.tensors()
 
@@ -249,28 +241,16 @@ class _Build:
 
     def _replayed_forward(self, tensors: List[Any]) -> List[Any]:
         """forward's sub-block as the recording's, on the op's inputs `tensors`."""
-        recorded = self.recorded
-        find = self.adapter.tapes.replay(recorded.forward, tensors)
-        out = replay.resolved(recorded.out, find)
-        context.restored(self.ctx, *replay.resolved(recorded.ctx, find))
-        self.outputs = _Outputs(out, flat_slots(result_items(out), self.adapter.is_tensor), recorded.carried_stop_gradient)
-        self.adapter.unmark_forward()
-        self.adapter.save(replay.resolved(recorded.carried, find))
+        out, carried, carried_stop_gradient, recorded_ctx = self.forward_body.replayed(tensors)
+        context.restored(self.ctx, *recorded_ctx)
+        self.outputs = _Outputs(out, flat_slots(result_items(out), self.adapter.is_tensor), carried_stop_gradient)
+        self.adapter.save(carried)
         return self.outputs.flat.tensors()
 
     def _call_inputs(self) -> List[Any]:
         """What a whole call takes: the op's inputs, then the values they are copies of (the
         legacy IR's backward reads a saved parameter itself, `LegacyAdapter.restore`)."""
         return self.inputs.values + self.inputs.flat.tensors()
-
-    def _recording(self, kind: Any) -> replay.Recording:
-        return replay.Recording(kind, self.key.stack, self.adapter.tapes, self.adapter.is_tensor)
-
-    @staticmethod
-    def _taped(recording: Optional[replay.Recording], inputs: List[Any], whole_call: bool = False) -> Any:
-        """Around a body built on `inputs` (or a whole call on the op's): its ops recorded, if
-        `recording`."""
-        return contextlib.nullcontext() if recording is None else recording.taped(inputs, whole_call)
 
     def _carried_stop_gradient(self, carried: List[Any], flat: Flat) -> List[bool]:
         """Whether each tensor ctx carries to backward stops gradient there, as in eager.
@@ -304,12 +284,10 @@ class _Build:
         # detaches the saved inputs and asks for the gradient of those that need one).
         for value, stop_gradient in zip(restored, outputs.carried_stop_gradient):
             value.stop_gradient = stop_gradient
-        tapes = self.adapter.tapes
-        recorded = replay.recorded_backward(self.key, tapes)
-        if recorded is not None:
-            find = tapes.replay(recorded.backward, restored + list(grads))
-            return self._own_gradients(replay.resolved(recorded.gradients, find))
-        recording = None if self.key is None or not tapes.backward_tapes else self._recording(self.key.backward(tapes))
+        backward = self.bodies.backward()
+        if backward.recorded:
+            (gradients,) = backward.replayed(restored + list(grads))
+            return self._own_gradients(gradients)
         context.enter_backward(self.state, restored)
         count = len(outputs.flat.positions)
         if len(grads) != count:
@@ -318,9 +296,9 @@ class _Build:
         self._check_backward_arity(len(slot_grads))
         # A backward built inside a forward (the legacy IR builds a nested op's with it) is
         # no forward body: its ops are built as backward's own.
-        with self._taped(recording, restored + list(grads)):
+        with backward.built(restored + list(grads)):
             with scope.entered(backward_depth=scope.current().backward_depth + 1, forward_mode=None), \
-                    body.converted_code_semantics(), self.adapter.backward_semantics(), body.eager_backward_grad_mode(), \
+                    body.converted_code_semantics(self.adapter), body.eager_backward_grad_mode(), \
                     body.no_autograd_backward(), body.body_rules(self.cls, "backward", self.adapter, []):
                 result = structure.map_leaves(inplace.latest, self.static_backward(self.ctx, *slot_grads))
             flat = self._input_grads(result)
@@ -333,8 +311,7 @@ class _Build:
                 "is not: pass it to apply, or save it with ctx.save_for_backward",
                 "backward",
             )
-        if recording is not None:
-            recording.backward(flat)
+        backward.keep(flat)
         return self._own_gradients(flat)
 
     def _own_gradients(self, flat: List[Any]) -> List[Any]:

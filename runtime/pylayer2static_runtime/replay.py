@@ -9,7 +9,10 @@ first backward built of calls alike (`RecordedBackward`: its tape, and where the
 it returned are); a later call alike gets its bodies' ops as copies of the tapes' on its own
 values (the IR's `Tapes.replay`) and a ctx like the recorded one, and `op.py` builds the rest
 of the op (its inputs, the copies into and out of its blocks, the pylayer op, its outputs)
-as for any call. Backward is recorded and replayed apart from forward, where the IR's tapes
+as for any call. `op.py` asks one `Source` per call (`source`) for each body as it builds it
+(`Source.call`, `forward`, `backward`), and gets a `Body`: a recording to replay
+(`Body.replayed`), or a body to run (`Body.built`) and then keep (`Body.keep`); this module
+calls nothing of op.py's. Backward is recorded and replayed apart from forward, where the IR's tapes
 of it last (`Tapes.backward_tapes`: the legacy IR's, built with the op; not PIR's, built when
 autodiff asks and inlined at once, so each PIR backward runs, on the ctx a replay made like
 the recorded call's). Where the whole call is in the program when its op is done (the legacy
@@ -191,67 +194,125 @@ def _frozen_structure(value: Any, leaf: Callable[[Any], Hashable]) -> Hashable:
     return leaf(value)
 
 
-def _recorded_as(kind: Tuple[Hashable, ...], stack: Hashable) -> Any:
-    return _recorded.get(kind) or _recorded.get((kind, stack))
+class Body:
+    """One body of a call as `Source` gives it (its forward, its backward, or the whole call):
+    a recording of a call alike to replay (`recorded`, `replayed`), or a body to build by
+    running it (`built`), whose recording is then kept for the calls alike to come (`keep`)."""
+
+    def __init__(self, recorded: Optional[Tuple[Any, ...]], recording: Optional["_Recording"],
+                 replay: Optional[Callable[[Tape, List[Any]], Callable[[Hashable], Any]]], kept: Any) -> None:
+        self._recorded = recorded
+        self._recording = recording
+        self._replay = replay
+        self._kept = kept
+
+    @property
+    def recorded(self) -> bool:
+        """Whether a call alike's recording of this body is there, to be replayed."""
+        return self._recorded is not None
+
+    def replayed(self, inputs: List[Any]) -> Tuple[Any, ...]:
+        """The recording's ops appended on `inputs` (as the recorded body's) to the block being
+        built; what the recorded body left (the values `keep` was given), its tensors the
+        replay's."""
+        find = self._replay(self._recorded[0], inputs)
+        return tuple(resolved(value, find) for value in self._recorded[1:])
+
+    def built(self, inputs: List[Any]) -> Any:
+        """Around the body built (by running it) on `inputs`: its ops recorded, where it is to
+        be recorded."""
+        return contextlib.nullcontext() if self._recording is None else self._recording.taped(inputs)
+
+    def keep(self, *left: Any) -> None:
+        """Keep the recording of the body just built, with what it left (forward: its result,
+        the tensors ctx carried, their stop_gradient, ctx itself as `context.recorded` gives it;
+        a whole call: forward's result, the op's outputs, the carried tensors' stop_gradient;
+        backward: the gradient, or None, it gave each op input), if it can be replayed."""
+        if self._recording is not None:
+            self._recording.keep(self._kept, left)
 
 
-def recorded(key: Optional[CallKey]) -> Optional[Recorded]:
-    """The recording of the forward of a call alike, if one was kept."""
-    return None if key is None else _recorded_as(key.forward(), key.stack)
+_BUILT = Body(None, None, None, None)
+"""A body not replayed, nor recorded."""
 
 
-def recorded_call(key: Optional[CallKey], tapes: Tapes) -> Optional[RecordedCall]:
-    """The recording of a whole call alike, if the IR records them and one was kept."""
-    return None if key is None or not tapes.call_tapes else _recorded_as(key.call(), key.stack)
+class Source:
+    """Where a call's bodies come from: a recording of a call alike (`call_key`), or running
+    them, recorded for the calls alike to come. `op.py` asks it for each body as it builds it."""
+
+    def __init__(self, key: Optional[CallKey], tapes: Optional[Tapes], is_tensor: Callable[[Any], bool]) -> None:
+        self._key = key
+        self._tapes = tapes
+        self._is_tensor = is_tensor
+
+    def call(self) -> Body:
+        """The whole call (`Tapes.call_tapes`: replayed with `Tapes.replay_call` on the op's
+        inputs, then the values they are copies of)."""
+        if self._key is None or not self._tapes.call_tapes:
+            return _BUILT
+        return self._body(self._key.call(), RecordedCall, self._tapes.replay_call, whole_call=True)
+
+    def forward(self) -> Body:
+        """forward's body (replayed on the op's inputs)."""
+        if self._key is None:
+            return _BUILT
+        return self._body(self._key.forward(), Recorded, self._tapes.replay)
+
+    def backward(self) -> Body:
+        """backward's body, built now (replayed on the restored values, then the output
+        gradients), where the IR's backward tapes last (`Tapes.backward_tapes`)."""
+        if self._key is None or not self._tapes.backward_tapes:
+            return _BUILT
+        return self._body(self._key.backward(self._tapes), RecordedBackward, self._tapes.replay)
+
+    def _body(self, kind: Tuple[Hashable, ...], kept: Any, replay: Any, whole_call: bool = False) -> Body:
+        recorded = _recorded.get(kind) or _recorded.get((kind, self._key.stack))
+        if recorded is not None:
+            return Body(recorded, None, replay, kept)
+        return Body(None, _Recording(kind, self._key.stack, self._tapes, self._is_tensor, whole_call), None, kept)
 
 
-def recorded_backward(key: Optional[CallKey], tapes: Tapes) -> Optional[RecordedBackward]:
-    """The recording of the backward of a call alike, built now, if one was kept."""
-    return None if key is None or not tapes.backward_tapes else _recorded_as(key.backward(tapes), key.stack)
+NOT_REPLAYED = Source(None, None, lambda value: False)
+"""The source of a call whose bodies are always built by running them."""
 
 
-class Recording:
-    """One body's recording (forward's or backward's), kept for the calls alike to come if
-    what it built and left can be replayed."""
+def source(cls: type, functions: List[Callable[..., Any]], bound: Any, labels: List[str], needs_grad: bool,
+           adapter: Any) -> Source:
+    """Where the bodies of the call of `cls` (forward and backward `functions`) come from;
+    `bound`, `labels`, `adapter` as `call_key` takes them."""
+    return Source(call_key(cls, functions, bound, labels, needs_grad, adapter), adapter.tapes, adapter.is_tensor)
 
-    def __init__(self, kind: Tuple[Hashable, ...], stack: Hashable, tapes: Tapes, is_tensor: Callable[[Any], bool]) -> None:
+
+class _Recording:
+    """One body's recording (forward's, backward's or a whole call's), kept for the calls
+    alike to come if what it built and left can be replayed."""
+
+    def __init__(self, kind: Tuple[Hashable, ...], stack: Hashable, tapes: Tapes, is_tensor: Callable[[Any], bool],
+                 whole_call: bool) -> None:
         self.kind = kind
         self.stack = stack
         self.tapes = tapes
         self.is_tensor = is_tensor
+        self.whole_call = whole_call
         self.tape: Optional[Tape] = None
 
     @contextlib.contextmanager
-    def taped(self, inputs: List[Any], whole_call: bool = False) -> Iterator[None]:
+    def taped(self, inputs: List[Any]) -> Iterator[None]:
         """Record the ops a body built on `inputs` inside, or a whole call on the op's `inputs`
         (`tape` after it, None if refused)."""
-        with (self.tapes.call_recording if whole_call else self.tapes.recording)(inputs) as holder:
+        with (self.tapes.call_recording if self.whole_call else self.tapes.recording)(inputs) as holder:
             yield
         self.tape = holder[0]
 
-    def forward(self, out: Any, carried: List[Any], carried_stop_gradient: List[bool], ctx: Any) -> None:
-        """Keep forward's recording: its result, the tensors ctx carried, ctx itself
-        (`context.recorded`, None when ctx cannot be made again)."""
-        refs = self._refs([out, carried, ctx])
-        if refs is not None and ctx is not None:
-            self._keep(Recorded(self.tape, refs[0], refs[1], carried_stop_gradient, refs[2]))
-
-    def call(self, out: Any, outputs: List[Any], carried_stop_gradient: List[bool]) -> None:
-        """Keep a whole call's recording: forward's result and the op's outputs."""
-        refs = self._refs([out, outputs])
-        if refs is not None:
-            self._keep(RecordedCall(self.tape, refs[0], refs[1], carried_stop_gradient))
-
-    def backward(self, gradients: List[Any]) -> None:
-        """Keep backward's recording: the gradient (or None) it gave each op input."""
-        refs = self._refs(gradients)
-        if refs is not None:
-            self._keep(RecordedBackward(self.tape, refs))
-
-    def _keep(self, recording: Any) -> None:
+    def keep(self, kept: Any, left: Tuple[Any, ...]) -> None:
+        """Keep the recording as a `kept` (`Recorded`, `RecordedCall`, `RecordedBackward`) of
+        the tape and what the body `left`, each tensor as its `_Ref`."""
+        refs = self._refs(list(left))
+        if refs is None:
+            return
         if len(_recorded) >= _KEPT:
             _recorded.clear()
-        _recorded[self.kind if self.tape.stacks.restackable else (self.kind, self.stack)] = recording
+        _recorded[self.kind if self.tape.stacks.restackable else (self.kind, self.stack)] = kept(self.tape, *refs)
 
     def _refs(self, value: Any) -> Optional[Any]:
         """`value` with each tensor as its `_Ref` in the tape; None if a tensor has none, or

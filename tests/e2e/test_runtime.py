@@ -8,7 +8,6 @@ from paddle.jit.dy2static.convert_call_func import convert_call  # paddle 3.3.1 
 import harness
 import pylayer2static_runtime as p2s
 from conftest import CASES_DIR, HERE
-from pylayer2static_runtime import body as p2s_body
 from pylayer2static_runtime import op as p2s_op
 
 ERRORS_DIR = os.path.join(HERE, "errors")
@@ -51,12 +50,25 @@ def test_default_stands_for_forwards_own_default(transpile) -> None:
     assert repr(p2s.DEFAULT) == "pylayer2static_runtime.DEFAULT"
 
 
+def _static_program_adapter() -> type:
+    """The adapter of the IR a static program is built in: PIR where the framework has it."""
+    from pylayer2static_runtime import framework
+
+    if framework.has_pir():
+        from pylayer2static_runtime.pir.adapter import PirAdapter
+
+        return PirAdapter
+    from pylayer2static_runtime.legacy.adapter import LegacyAdapter
+
+    return LegacyAdapter
+
+
 def test_static_programs_leave_no_inplace_map_entries(transpile) -> None:
     """Converted code in a pure static program records its in-place writes in dy2static's map
     only while it is built: left behind, they outlive the program and a later program with
     the same id reads freed values (paddle 3.0.0-3.2.2 segfaults)."""
     module = harness.load_module(transpile(case("inplace_writes")), "e2e_runtime_inplace_writes")
-    inplace = p2s_body._inplace_map()
+    inplace = _static_program_adapter().inplace_map()
     before = {key: len(entries) for key, entries in inplace.params_dict.items()}
     harness.run_static(module, harness.reference_state(module))
     after = {key: len(entries) for key, entries in inplace.params_dict.items()}

@@ -53,19 +53,32 @@ class LegacyAdapter:
         return a is b
 
     @staticmethod
+    def inplace_map() -> Any:
+        """dy2static's record of in-place writes in Program IR programs, by program and
+        variable id (paddle 2.6.2 and 3.3.1 `ProgramTranslator._inplace_map`)."""
+        from paddle.jit.dy2static.program_translator import ProgramTranslator
+
+        return ProgramTranslator.get_instance()._inplace_map
+
+    @staticmethod
     def latest(value: Any) -> Any:
-        """`value` as the in-place writes followed so far left it: dy2static's record of them
-        for the program being built, by variable id (paddle 2.6.2 and 3.3.1
-        `ProgramTranslator._inplace_map`)."""
+        """`value` as the in-place writes followed so far left it: `inplace_map`'s record for
+        the program being built."""
         if not isinstance(value, Variable):
             return value
-        newer = _inplace_map().get(paddle.static.default_main_program(), value.desc.id())
+        newer = LegacyAdapter.inplace_map().get(paddle.static.default_main_program(), value.desc.id())
         return value if newer is None else newer
 
     @staticmethod
-    def record_write(target: Any, out: Any) -> None:
-        """Record that `out` is `target` after an in-place write (`latest` reads it)."""
-        _inplace_map().add(paddle.static.default_main_program(), target.desc.id(), out)
+    def write_in_place(write: Callable[[], Any], values: List[Any], target: Any) -> Any:
+        """`write()`, an in-place API writing `target`, reading the views among `values`
+        (`_reading_views`); its result, recorded as `target` after the write when it is a new
+        variable (`latest` reads it)."""
+        with LegacyAdapter._reading_views(values, target):
+            out = write()
+        if isinstance(target, Variable) and isinstance(out, Variable) and out is not target:
+            LegacyAdapter.inplace_map().add(paddle.static.default_main_program(), target.desc.id(), out)
+        return out
 
     @staticmethod
     def viewed(value: Any) -> bool:
@@ -76,7 +89,7 @@ class LegacyAdapter:
 
     @staticmethod
     @contextlib.contextmanager
-    def reading_views(values: List[Any], target: Any) -> Iterator[None]:
+    def _reading_views(values: List[Any], target: Any) -> Iterator[None]:
         """While an in-place API writes `target`, the views among `values` it reads are not
         marked as views.
 
@@ -133,7 +146,8 @@ class LegacyAdapter:
         return copies
 
     def save(self, values: List[Any]) -> None:
-        """Called at the end of forward: remember the forward-block variables."""
+        """Called at the end of forward: remember the forward-block variables (its values keep
+        the marks `forward_grad_mode` gave them as they were made)."""
         self._saved = list(values)
 
     def restore(self, count: int, after: List[Any]) -> List[Any]:
@@ -159,9 +173,6 @@ class LegacyAdapter:
         for (index, _), value in zip(declared, body.read_after([var for _, var in declared], after)):
             values[index] = value
         return values
-
-    def outputs_as_list(self, result: Any, count: int) -> List[Any]:
-        return list(result) if result is not None else []
 
     @staticmethod
     def label(outputs: List[Any], cls: type, call: Tuple[Tuple[Any, ...], Dict[str, Any]]) -> None:
@@ -191,16 +202,12 @@ class LegacyAdapter:
         return no_backward
 
     @staticmethod
-    def set_grad_mode(mode: bool) -> None:
-        """Nothing: paddle 2.6.2's grad mode is the dygraph tracer's (none in a static
-        program); `forward_semantics` marks the values instead."""
-        return None
-
-    @staticmethod
     @contextlib.contextmanager
-    def forward_semantics(grad_off: Callable[[], bool]) -> Iterator[None]:
+    def forward_grad_mode(grad_off: Callable[[], bool]) -> Iterator[Callable[[bool], Any]]:
         """While forward's sub-block is built: the variables an op declares in its block
-        stop gradient while `grad_off()`, as eager's under no_grad do.
+        stop gradient while `grad_off()`, as eager's under no_grad do; the setter yielded
+        sets nothing, as paddle 2.6.2's grad mode is the dygraph tracer's (none in a static
+        program).
 
         The Program IR has no grad mode: paddle 2.6.2 `Block.append_op` (base/framework.py)
         stops an output's gradient only when every input stops it (`pass_stop_gradient`), so
@@ -220,22 +227,14 @@ class LegacyAdapter:
             return op
 
         with patch.swapped("legacy.adapter.Block.append_op", Block, "append_op", append_op):
-            yield
-
-    @staticmethod
-    def unmark_forward() -> None:
-        """Nothing: the Program IR's variables keep the marks (`forward_semantics`)."""
-
-    @staticmethod
-    def backward_semantics() -> Any:
-        """Backward's sub-block needs nothing special in the Program IR."""
-        return contextlib.nullcontext()
+            yield lambda mode: None
 
     @staticmethod
     @contextlib.contextmanager
-    def body_semantics() -> Iterator[None]:
-        """While forward's or backward's sub-block is built: `x.clone()`, `x.detach()`,
-        `x.T` and `x.size` append their op to the block being built.
+    def body_semantics(method: str, rewrite: Callable[[List[str]], Optional[List[str]]]) -> Iterator[None]:
+        """While forward's or backward's sub-block is built (alike for both `method`s):
+        `x.clone()`, `x.detach()`, `x.T` and `x.size` append their op to the block being
+        built; once it is built, its ops' call stacks rewritten (`rewrite_callstacks`).
 
         paddle 2.6.2 `Variable.clone`, `detach`, `T` and `size` append to `x.block`, the
         block that declares `x` (base/framework.py). An in-place write in a sub-block
@@ -253,6 +252,7 @@ class LegacyAdapter:
                 patch.swapped("legacy.adapter.Variable.T", Variable, "T", property(transposed)), \
                 patch.swapped("legacy.adapter.Variable.size", Variable, "size", size):
             yield
+        LegacyAdapter.rewrite_callstacks(rewrite)
 
     @staticmethod
     @contextlib.contextmanager
@@ -264,7 +264,7 @@ class LegacyAdapter:
 
     @staticmethod
     @contextlib.contextmanager
-    def op_semantics() -> Iterator[None]:
+    def _op_semantics() -> Iterator[None]:
         """While the op is appended: a sync of the program with its C++ description syncs
         the blocks made since (the op's sub-blocks, and theirs), and so does a sync of one
         block: one made before is left as it is.
@@ -295,10 +295,13 @@ class LegacyAdapter:
                 patch.swapped("legacy.adapter.Block._sync_with_cpp", Block, "_sync_with_cpp", sync_block_if_new):
             yield
 
-    @staticmethod
-    def append_pylayer(forward: Callable[..., List[Any]], inputs: List[Any], backward: Any) -> List[Any]:
-        """The op as `static_pylayer` builds it, its copies bare ops (`pylayer_op.py`)."""
-        return pylayer_op.append_pylayer(forward, inputs, backward)
+    def append_pylayer(self, forward: Callable[..., List[Any]], inputs: List[Any], backward: Any) -> List[Any]:
+        """The op as `static_pylayer` builds it, its copies bare ops (`pylayer_op.py`), under
+        `_op_semantics`; then what building it left cleaned up (`_finish`). Its outputs."""
+        with self._op_semantics():
+            result = pylayer_op.append_pylayer(forward, inputs, backward)
+        self._finish()
+        return list(result) if result is not None else []
 
     @staticmethod
     def copy(value: Any) -> Any:
@@ -323,7 +326,7 @@ class LegacyAdapter:
         """None: the Program IR builds backward with forward, in the same program."""
         return None
 
-    def finish(self) -> None:
+    def _finish(self) -> None:
         """Remove the backward block's stand-ins, as the framework does for its own context;
         then let the inputs backward returned None for stop gradient (`_no_gradient_stops`),
         and give the ops of backward's inner blocks backward's role (`_backward_role_within`)."""
@@ -440,9 +443,3 @@ def _no_gradient_stops(op: Any, backward: Any) -> None:
     for name in op.input("Input"):
         if not backward.has_var(name + core.grad_var_suffix()):
             op.block._var_recursive(name).stop_gradient = True
-
-
-def _inplace_map() -> Any:
-    from paddle.jit.dy2static.program_translator import ProgramTranslator
-
-    return ProgramTranslator.get_instance()._inplace_map

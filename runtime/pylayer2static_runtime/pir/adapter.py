@@ -50,11 +50,6 @@ class PirAdapter:
         return value.get_defining_op() is not None and check_view_value(value)
 
     @staticmethod
-    def reading_views(values: List[Any], target: Any) -> Any:
-        """Nothing: paddle 3.3.1's wrapper asks only of the value written (`viewed`)."""
-        return contextlib.nullcontext()
-
-    @staticmethod
     def grad_enabled() -> bool:
         """Whether the op is built where gradients are recorded (not under `paddle.no_grad`)."""
         return paddle.is_grad_enabled()
@@ -65,18 +60,31 @@ class PirAdapter:
         return a.is_same(b)
 
     @staticmethod
+    def inplace_map() -> Any:
+        """dy2static's record of in-place writes in PIR programs, by program and value (paddle
+        3.3.1 `parameter_recorder._global_inplace_map`; 2.6.2 to 3.2.2 keep it in
+        jit/pir_dy2static, `framework.parameter_recorder`). Never emptied for a program
+        dy2static did not build (`body.converted_code_semantics` restores it)."""
+        return framework.parameter_recorder()._global_inplace_map
+
+    @staticmethod
     def latest(value: Any) -> Any:
-        """`value` as the in-place writes followed so far left it: dy2static's record of them
-        for the program being built (paddle 3.3.1 `parameter_recorder._global_inplace_map`)."""
+        """`value` as the in-place writes followed so far left it: `inplace_map`'s record for
+        the program being built."""
         if not isinstance(value, paddle.pir.Value):
             return value
-        newer = _inplace_map().get(paddle.static.default_main_program(), value)
+        newer = PirAdapter.inplace_map().get(paddle.static.default_main_program(), value)
         return value if newer is None else newer
 
     @staticmethod
-    def record_write(target: Any, out: Any) -> None:
-        """Record that `out` is `target` after an in-place write (`latest` reads it)."""
-        _inplace_map().add(paddle.static.default_main_program(), target, out)
+    def write_in_place(write: Callable[[], Any], values: List[Any], target: Any) -> Any:
+        """`write()`, an in-place API writing `target`; its result, recorded as `target` after
+        the write when it is a new value (`latest` reads it). The API reads the views among
+        `values` as they are: paddle 3.3.1's wrapper asks only of the value written (`viewed`)."""
+        out = write()
+        if isinstance(target, paddle.pir.Value) and isinstance(out, paddle.pir.Value) and out is not target:
+            PirAdapter.inplace_map().add(paddle.static.default_main_program(), target, out)
+        return out
 
     @staticmethod
     def own_gradient(value: Any, gradients: List[Any]) -> bool:
@@ -116,13 +124,15 @@ class PirAdapter:
         self._carried_parameters: List[Optional[str]] = []
 
     def save(self, values: List[Any]) -> None:
-        """Called at the end of forward, inside the forward block.
+        """Called at the end of forward, inside the forward block: its values stop gradient as
+        the framework's later passes expect (`_unmark_forward`), and `values` are carried.
 
         Parameters are not piped: backward reads the program's parameter itself, as eager's
         saved tensors are the tensors themselves. A piped copy is a new value, so
         `paddle.grad` over it in backward (recompute PyLayers save the parameters and re-run
         forward with the layer's own) would find no path and give no gradient.
         """
+        _unmark_forward()
         self._carried_parameters = [_parameter_name(value) for value in values]
         piped = [value for value, name in zip(values, self._carried_parameters) if name is None]
         if piped:
@@ -167,12 +177,6 @@ class PirAdapter:
             raise RuntimeError(f"pylayer2static: saved parameters {missing} are not in the backward program")
         return restored
 
-    def outputs_as_list(self, result: Any, count: int) -> List[Any]:
-        """Undo `static_pylayer`'s unwrapping of a single output."""
-        if count == 1:
-            return [result]
-        return list(result) if result is not None else []
-
     @staticmethod
     def label(outputs: List[Any], cls: type, call: Tuple[Tuple[Any, ...], Dict[str, Any]]) -> None:
         """Name `cls` on the op, for the ops inlining takes out of it (`ops.py`), and
@@ -205,69 +209,31 @@ class PirAdapter:
 
     @staticmethod
     @contextlib.contextmanager
-    def backward_semantics() -> Iterator[None]:
-        """While backward's sub-block is built: `detach()` makes a copy, and a layer's
-        parameter read as an eager tensor is the program's own parameter.
-
-        In paddle 3.3.1 PIR, `y = x.detach(); y.stop_gradient = False; paddle.grad(f(y), y)`
-        drops every path through `y` but the last (`share_data_`, the op `detach` builds, is
-        an in-place op to autodiff; with `f(y) = tanh(y) * y` only `tanh(y) * dy` comes out),
-        also at the top of a to_static program, silently. That is how recompute PyLayers
-        (re-run forward in backward, `paddle.grad` of it) are written, so their gradients
-        would be wrong. A copy that stops gradient has the same values and none of that.
-
-        Under to_static, backward is built at autodiff time, on a clone of the traced program
-        and after dy2static stopped recording parameters (pir_partial_program.py
-        `_append_backward`; parameter_recorder.py `pop`): a parameter converted then (the
-        re-run forward of a recompute PyLayer) would be a new, unfed parameter op appended to
-        the program, so the gradient would not reach the layer's parameter.
-        """
-        @paddle.jit.not_to_static
-        def detached_copy(value: Any) -> Any:
-            copy = paddle.assign(value)
-            copy.stop_gradient = True
-            return copy
-
-        with patch.swapped("pir.adapter.Value.detach", paddle.pir.Value, "detach", detached_copy), _traced_parameters():
-            yield
-
-    @staticmethod
-    def set_grad_mode(mode: bool) -> bool:
-        """PIR builds ops by the framework's own grad mode (paddle 3.3.1
-        paddle/base/dygraph/base.py `is_grad_enabled` reads `core._has_grad`): an op built with
-        it off makes values that stop gradient."""
+    def forward_grad_mode(grad_off: Callable[[], bool]) -> Iterator[Callable[[bool], Any]]:
+        """While forward's sub-block is built: the framework's own grad mode off, and set as
+        forward sets its mode (the setter yielded); PIR builds ops by it (paddle 3.3.1
+        paddle/base/dygraph/base.py `is_grad_enabled` reads `core._has_grad`): an op built
+        with it off makes values that stop gradient, so `grad_off` is not needed here."""
         from paddle.base import core
 
         outer = core._has_grad()
-        core._set_has_grad(mode)
-        return outer
+        core._set_has_grad(False)
+        try:
+            yield core._set_has_grad
+        finally:
+            core._set_has_grad(outer)
 
     @staticmethod
-    def forward_semantics(grad_off: Callable[[], bool]) -> Any:
-        """Nothing more: PIR marks the values itself by the mode (`set_grad_mode`)."""
-        return contextlib.nullcontext()
-
-    @staticmethod
-    def unmark_forward() -> None:
-        """After forward's body is built (its code read `stop_gradient` as eager), its values
-        stop gradient as the framework builds them with grad mode on: a value stops gradient
-        when every operand does. The program's later passes read these flags (paddle 3.3.1
-        pir_partial_program.py splits forward from backward by them: a loaded export's
-        training then read a saved value backward did not get)."""
-        block = paddle.pir.get_current_insertion_point().block()
-        for op in block.ops:
-            operands = op.operands_source()
-            if op.name() in ("cf.yield", "cf.tuple_push", PYLAYER) or not operands:
-                continue
-            stop = all(v.stop_gradient for v in operands if v is not None and v.initialized())
-            for value in op.results():
-                value.stop_gradient = stop
-
-    @staticmethod
-    def body_semantics() -> Any:
-        """Forward's and backward's sub-blocks need nothing special in PIR (ops go where
-        the insertion point is)."""
-        return contextlib.nullcontext()
+    @contextlib.contextmanager
+    def body_semantics(method: str, rewrite: Callable[[List[str]], Optional[List[str]]]) -> Iterator[None]:
+        """While forward's or backward's sub-block is built (ops go where the insertion point
+        is): in backward, `_backward_semantics`; once it is built, its ops' call stacks
+        rewritten (`_rewrite_callstacks`)."""
+        with contextlib.ExitStack() as stack:
+            if method == "backward":
+                stack.enter_context(_backward_semantics())
+            yield
+        _rewrite_callstacks(rewrite)
 
     @staticmethod
     def building() -> Any:
@@ -275,34 +241,18 @@ class PirAdapter:
         return contextlib.nullcontext()
 
     @staticmethod
-    def op_semantics() -> Any:
-        """Appending the op needs nothing special in PIR."""
-        return contextlib.nullcontext()
-
-    @staticmethod
-    def append_pylayer(forward: Callable[..., List[Any]], inputs: List[Any], backward: Any) -> Any:
+    def append_pylayer(forward: Callable[..., List[Any]], inputs: List[Any], backward: Any) -> List[Any]:
         """The framework's own op (paddle 3.3.1 python/paddle/static/nn/static_pylayer.py):
-        backward is given to it, to be built when autodiff asks (`backward_built_with_forward`)."""
-        return static_pylayer(forward, inputs, backward)
+        backward is given to it, to be built when autodiff asks (`backward_built_with_forward`);
+        its outputs as a list (`static_pylayer` unwraps a single output)."""
+        result = static_pylayer(forward, inputs, backward)
+        if isinstance(result, paddle.pir.Value):
+            return [result]
+        return list(result) if result is not None else []
 
     @staticmethod
     def copy(value: Any) -> Any:
         return paddle.assign(value)
-
-    @staticmethod
-    def rewrite_callstacks(rewrite: Callable[[List[str]], Optional[List[str]]]) -> None:
-        """Rewrite `Operation.callstack` (paddle 3.3.1: the `op_callstack` attribute, which
-        the interpreter prints when the op fails, pir_interpreter.cc; inlining moves the op
-        itself, `ops.py`, so it keeps it)."""
-        pending = [paddle.pir.get_current_insertion_point().block()]
-        while pending:
-            block = pending.pop()
-            for op in block.ops:
-                pending.extend(op.blocks())
-                if op.has_attr(CALLSTACK_ATTR):
-                    rewritten = rewrite(op.callstack)
-                    if rewritten is not None:
-                        op.callstack = rewritten
 
     @staticmethod
     def foreign_value(values: List[Any]) -> Optional[Any]:
@@ -326,12 +276,64 @@ class PirAdapter:
                         return operand
         return next((v for v in values if v is not None and _defined_elsewhere(v, program)), None)
 
-    def finish(self) -> None:
-        """Nothing to clean up in PIR."""
+
+@contextlib.contextmanager
+def _backward_semantics() -> Iterator[None]:
+    """While backward's sub-block is built: `detach()` makes a copy, and a layer's
+    parameter read as an eager tensor is the program's own parameter.
+
+    In paddle 3.3.1 PIR, `y = x.detach(); y.stop_gradient = False; paddle.grad(f(y), y)`
+    drops every path through `y` but the last (`share_data_`, the op `detach` builds, is
+    an in-place op to autodiff; with `f(y) = tanh(y) * y` only `tanh(y) * dy` comes out),
+    also at the top of a to_static program, silently. That is how recompute PyLayers
+    (re-run forward in backward, `paddle.grad` of it) are written, so their gradients
+    would be wrong. A copy that stops gradient has the same values and none of that.
+
+    Under to_static, backward is built at autodiff time, on a clone of the traced program
+    and after dy2static stopped recording parameters (pir_partial_program.py
+    `_append_backward`; parameter_recorder.py `pop`): a parameter converted then (the
+    re-run forward of a recompute PyLayer) would be a new, unfed parameter op appended to
+    the program, so the gradient would not reach the layer's parameter.
+    """
+    @paddle.jit.not_to_static
+    def detached_copy(value: Any) -> Any:
+        copy = paddle.assign(value)
+        copy.stop_gradient = True
+        return copy
+
+    with patch.swapped("pir.adapter.Value.detach", paddle.pir.Value, "detach", detached_copy), _traced_parameters():
+        yield
 
 
-def _inplace_map() -> Any:
-    return framework.parameter_recorder()._global_inplace_map
+def _unmark_forward() -> None:
+    """After forward's body is built (its code read `stop_gradient` as eager), its values
+    stop gradient as the framework builds them with grad mode on: a value stops gradient
+    when every operand does. The program's later passes read these flags (paddle 3.3.1
+    pir_partial_program.py splits forward from backward by them: a loaded export's
+    training then read a saved value backward did not get)."""
+    block = paddle.pir.get_current_insertion_point().block()
+    for op in block.ops:
+        operands = op.operands_source()
+        if op.name() in ("cf.yield", "cf.tuple_push", PYLAYER) or not operands:
+            continue
+        stop = all(v.stop_gradient for v in operands if v is not None and v.initialized())
+        for value in op.results():
+            value.stop_gradient = stop
+
+
+def _rewrite_callstacks(rewrite: Callable[[List[str]], Optional[List[str]]]) -> None:
+    """Rewrite `Operation.callstack` (paddle 3.3.1: the `op_callstack` attribute, which
+    the interpreter prints when the op fails, pir_interpreter.cc; inlining moves the op
+    itself, `ops.py`, so it keeps it)."""
+    pending = [paddle.pir.get_current_insertion_point().block()]
+    while pending:
+        block = pending.pop()
+        for op in block.ops:
+            pending.extend(op.blocks())
+            if op.has_attr(CALLSTACK_ATTR):
+                rewritten = rewrite(op.callstack)
+                if rewritten is not None:
+                    op.callstack = rewritten
 
 
 def _defined_elsewhere(value: Any, program: Any) -> bool:
