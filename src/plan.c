@@ -42,7 +42,8 @@ static int plan__compare(const void *a, const void *b)
 
 int p2s_plan_finish(P2sPlan *self, P2sDiagSink *sink)
 {
-    qsort(self->edits.contents, self->edits.size, sizeof(P2sEdit), plan__compare);
+    if (self->edits.size > 1) /* an empty plan has no array: qsort's pointer must not be NULL */
+        qsort(self->edits.contents, self->edits.size, sizeof(P2sEdit), plan__compare);
     for (size_t i = 1; i < self->edits.size; i++) {
         const P2sEdit *prev = &self->edits.contents[i - 1], *cur = &self->edits.contents[i];
         /* Two insertions at one offset of one rank would be ordered by chance: refused too. */
