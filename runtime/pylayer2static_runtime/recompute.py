@@ -208,6 +208,14 @@ def _in_auto_parallel_static() -> bool:
     return bool(getattr(paddle.base.framework.global_var, "_in_auto_parallel_", False))
 
 
+def _built(function: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
+    """`recompute(function, *args, **kwargs)` as one `StaticRecompute` op, recompute's own
+    keywords left out."""
+    kwargs = {k: v for k, v in kwargs.items() if k not in _OWN_KEYWORDS}
+    arguments = _Arguments(args, kwargs, _is_tensor)
+    return builders.build_call(StaticRecompute, (function, arguments, *arguments.tensors, *_parameters(function)), {})
+
+
 def static_recompute(eager: Any) -> Any:
     """`recompute` as Paddle's `eager` one in dynamic mode, else as one `StaticRecompute` op."""
 
@@ -215,10 +223,7 @@ def static_recompute(eager: Any) -> Any:
     def recompute(function: Any, *args: Any, **kwargs: Any) -> Any:
         if paddle.in_dynamic_mode() or _in_auto_parallel_static():
             return eager(function, *args, **kwargs)
-        for name in _OWN_KEYWORDS:
-            kwargs.pop(name, None)
-        arguments = _Arguments(args, kwargs, _is_tensor)
-        return builders.build_call(StaticRecompute, (function, arguments, *arguments.tensors, *_parameters(function)), {})
+        return _built(function, args, kwargs)
 
     return recompute
 
@@ -248,11 +253,10 @@ def static_recompute_sequential(eager: Any) -> Any:
 
             return do_run
 
-        recompute = static_recompute(eager)
         end = -1
         for begin in range(0, size * (segments - 1), size):
             end = begin + size - 1
-            args = (recompute(run(begin, end), *args, **kwargs),)
+            args = (_built(run(begin, end), args, kwargs),)
         return run(end + 1, len(layers) - 1)(*args)
 
     return recompute_sequential
