@@ -85,13 +85,14 @@ class IrAdapter(Protocol):
         makes of its own (kept where it makes None): the stack the framework prints when the
         op fails at run time, and inlining keeps."""
 
-    def building(self) -> ContextManager[Any]:
-        """The framework while the whole op is built: its inputs, both sub-blocks, its outputs."""
-
     def append_pylayer(self, forward: Callable[..., List[Any]], inputs: List[Any], backward: Any) -> List[Any]:
         """Append the pylayer op of `forward` (returning its output tensors) and `backward` on
         `inputs` to the program being built, both sub-blocks built as the IR needs, and clean
-        up what building it left; the op's outputs, one per tensor forward returned."""
+        up what building it left; the op's outputs, one per tensor forward returned. `forward`
+        and `backward` (the op's incoming gradients → its input gradients) are the only calls
+        the IR makes back into this op's build: forward's now, backward's now too
+        (`backward_built_with_forward`) or when autodiff asks for the op's gradient (PIR: the
+        framework's `static_pylayer` keeps it for the op's vjp)."""
 
     def copy(self, value: Any) -> Any:
         """A new tensor of the block being built holding `value`'s value."""
@@ -100,20 +101,29 @@ class IrAdapter(Protocol):
         """A value backward's block reads, or returns, from another program, else None."""
 
 
-_IRS: List[Tuple[Callable[[], bool], Callable[[bool], IrAdapter]]] = []
-"""(whether a program of the IR is being built, the IR's adapter for an op), innermost IR
-first: set once, by `install.py`."""
+_IRS: List[Tuple[Callable[[], bool], Callable[[bool], IrAdapter], Callable[[], List[Any]]]] = []
+"""(whether a program of the IR is being built, the IR's adapter for an op, the IR's records
+in dy2static), innermost IR first: set once, by `install.py`."""
 
 
-def register_ir(building: Callable[[], bool], adapter: Callable[[bool], IrAdapter]) -> None:
-    """Make `adapter(inside_backward)` the adapter of the programs for which `building()`."""
-    _IRS.append((building, adapter))
+def register_ir(
+    building: Callable[[], bool], adapter: Callable[[bool], IrAdapter], program_records: Callable[[], List[Any]],
+) -> None:
+    """Make `adapter(inside_backward)` the adapter of the programs for which `building()`;
+    `program_records()`: the objects in which dy2static keeps the IR's records by
+    `id(program)` (its parameters and in-place writes)."""
+    _IRS.append((building, adapter, program_records))
+
+
+def program_records() -> List[Any]:
+    """The objects holding dy2static's records by `id(program)`, every IR's."""
+    return [owner for _, _, records in _IRS for owner in records()]
 
 
 def adapter_for_program(inside_backward: bool) -> IrAdapter:
     """The adapter of the program being built; `inside_backward`: the op is built inside
     another op's backward."""
-    for building, adapter in _IRS:
+    for building, adapter, _ in _IRS:
         if building():
             return adapter(inside_backward)
     raise RuntimeError("pylayer2static: no IR of the runtime builds this program (install() was not run)")

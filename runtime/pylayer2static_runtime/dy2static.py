@@ -37,7 +37,7 @@ import inspect
 import types
 from typing import Any, Callable, Dict, List, Set, Tuple
 
-from . import framework, patch
+from . import adapter, framework, patch
 from .core import scope
 from .inplace import followers_installed
 
@@ -210,16 +210,6 @@ def _targets_as_written(visit: Callable[..., Any]) -> Callable[..., Any]:
     return visit_attribute
 
 
-def _program_records() -> List[Any]:
-    """The objects holding dy2static's records by `id(program)`: the legacy IR's and PIR's."""
-    from paddle.jit.dy2static.program_translator import ProgramTranslator
-
-    translator = ProgramTranslator.get_instance()
-    recorder = framework.parameter_recorder()
-    return [translator._params_recorder, translator._inplace_map,
-            recorder._global_parameter_recorder, recorder._global_inplace_map]
-
-
 def _recorded_keys(owners: List[Any]) -> Dict[Tuple[int, str], Set[int]]:
     return {(number, name): set(table) for number, owner in enumerate(owners)
             for name, table in vars(owner).items() if isinstance(table, dict)}
@@ -231,7 +221,7 @@ def _forgetting_failed_builds(build: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(build)
     def build_or_forget(*args: Any, **kwargs: Any) -> Any:
-        owners = _program_records()
+        owners = adapter.program_records()
         before = _recorded_keys(owners)
         try:
             return build(*args, **kwargs)

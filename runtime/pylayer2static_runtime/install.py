@@ -5,23 +5,20 @@ it builds or loads anything): the patches that hold for both IRs (`sot.py`, `dy2
 `recompute.py`),
 then the legacy IR's (`legacy/hooks.py`) and, where the framework builds PIR programs with
 pylayer ops, PIR's (`pir/hooks.py`, `pir/collectives.py`), and each IR's adapter for
-`adapter.adapter_for_program`. `patch.PATCHES` lists every patch with the module making it.
+`adapter.adapter_for_program` with where dy2static keeps the IR's records (`adapter.program_records`). `patch.PATCHES` lists every patch with the module making it.
 """
 import functools
 
 from . import adapter, dy2static, framework, paddle_layers, recompute, sot
 
 
-def _legacy_adapter(inside_backward: bool) -> adapter.IrAdapter:
-    from .legacy.adapter import LegacyAdapter
-
-    return LegacyAdapter()
 
 
 @functools.lru_cache(maxsize=None)
 def install() -> None:
     """Make every process-wide patch and register the IRs (once per process)."""
     from .legacy import hooks as legacy_hooks
+    from .legacy.adapter import LegacyAdapter
 
     sot.install()
     dy2static.install()
@@ -37,5 +34,5 @@ def install() -> None:
         collectives.install()
         pir_hooks.install()
         # paddle 3.3.1 / 2.6.2: `in_pir_mode()` is True while a PIR program is built.
-        adapter.register_ir(paddle.base.framework.in_pir_mode, lambda inside_backward: PirAdapter(inside_backward))
-    adapter.register_ir(lambda: True, _legacy_adapter)
+        adapter.register_ir(paddle.base.framework.in_pir_mode, PirAdapter, PirAdapter.program_records)
+    adapter.register_ir(lambda: True, lambda inside_backward: LegacyAdapter(), LegacyAdapter.program_records)

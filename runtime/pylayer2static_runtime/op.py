@@ -83,9 +83,7 @@ class PyLayerOp:
             # Inside a backward with grad mode off, eager runs a PyLayer's forward
             # without recording a gradient: no op, no backward, just forward's values.
             return static_function(forward, "forward")(ctx, *self.args, **self.kwargs)
-        with adapter.building():
-            return _Build(self, adapter, ctx, forward, backward).op()
-
+        return _Build(self, adapter, ctx, forward, backward).op()
 
     def _python_objects(self, is_tensor: Callable[[Any], bool]) -> Tuple[str, ...]:
         """forward's parameters bound to a Python object of the caller's (not a tensor, not an

@@ -80,11 +80,11 @@ def test_a_failed_to_static_build_forgets_its_records(transpile) -> None:
     them when the build returns, not when it raises; left behind, the next program given the
     freed id inherits another layer's parameters (`jit.save` KeyError, paddle 2.6.2-3.3.1) or,
     under PIR, values of the freed program. A contract error must not poison later builds."""
-    from pylayer2static_runtime import dy2static as p2s_dy2static
+    from pylayer2static_runtime import adapter as p2s_adapter, dy2static as p2s_dy2static
 
     module = harness.load_module(transpile(os.path.join(ERRORS_DIR, "autograd_backward.py")),
                                  "e2e_runtime_failed_build")
-    owners = p2s_dy2static._program_records()
+    owners = p2s_adapter.program_records()
     before = p2s_dy2static._recorded_keys(owners)
     with pytest.raises(p2s.PyLayerContractError):
         harness.run_to_static(module, harness.reference_state(module))

@@ -11,7 +11,7 @@ import contextlib
 import functools
 import logging
 import traceback
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, ContextManager, Dict, Iterator, List, Optional, Tuple
 
 import paddle
 from paddle.base import core, framework
@@ -59,6 +59,16 @@ class LegacyAdapter:
         from paddle.jit.dy2static.program_translator import ProgramTranslator
 
         return ProgramTranslator.get_instance()._inplace_map
+
+    @staticmethod
+    def program_records() -> List[Any]:
+        """Where dy2static keeps the Program IR's records by `id(program)`: the parameters and
+        the in-place writes of each program it builds (paddle 2.6.2 and 3.3.1
+        program_translator.py `ProgramTranslator`)."""
+        from paddle.jit.dy2static.program_translator import ProgramTranslator
+
+        translator = ProgramTranslator.get_instance()
+        return [translator._params_recorder, translator._inplace_map]
 
     @staticmethod
     def latest(value: Any) -> Any:
@@ -133,6 +143,10 @@ class LegacyAdapter:
         copied still: `paddle.grad` in a recompute backward looks its name up in the block
         being built (paddle 2.6.2 backward.py `_find_op_path_`), where only the copy is.
         """
+        with _call_stacks():
+            return self._copied_inputs(values)
+
+    def _copied_inputs(self, values: List[Any]) -> List[Any]:
         copies = []
         for var in values:
             if var.stop_gradient and not isinstance(var, Parameter) and not any(var is seen for seen in copies):
@@ -256,14 +270,6 @@ class LegacyAdapter:
 
     @staticmethod
     @contextlib.contextmanager
-    def building() -> Iterator[None]:
-        """While the op is built: each new operator's creation stack is the user's, made once
-        per stack (`_CallStacks`)."""
-        with patch.swapped("legacy.adapter.framework.traceback", framework, "traceback", _CallStacks()):
-            yield
-
-    @staticmethod
-    @contextlib.contextmanager
     def _op_semantics() -> Iterator[None]:
         """While the op is appended: a sync of the program with its C++ description syncs
         the blocks made since (the op's sub-blocks, and theirs), and so does a sync of one
@@ -298,7 +304,7 @@ class LegacyAdapter:
     def append_pylayer(self, forward: Callable[..., List[Any]], inputs: List[Any], backward: Any) -> List[Any]:
         """The op as `static_pylayer` builds it, its copies bare ops (`pylayer_op.py`), under
         `_op_semantics`; then what building it left cleaned up (`_finish`). Its outputs."""
-        with self._op_semantics():
+        with _call_stacks(), self._op_semantics():
             result = pylayer_op.append_pylayer(forward, inputs, backward)
         self._finish()
         return list(result) if result is not None else []
@@ -343,6 +349,12 @@ class LegacyAdapter:
             backward = block.program.block(ids[1])
             _no_gradient_stops(op, backward)
             _backward_role_within(backward)
+
+
+def _call_stacks() -> ContextManager[Any]:
+    """While the op's operators are made (its input copies, the op with its sub-blocks): each
+    new operator's creation stack is the user's, made once per stack (`_CallStacks`)."""
+    return patch.swapped("legacy.adapter.framework.traceback", framework, "traceback", _CallStacks())
 
 
 _STACKS_KEPT = 4096

@@ -68,6 +68,13 @@ class PirAdapter:
         return framework.parameter_recorder()._global_inplace_map
 
     @staticmethod
+    def program_records() -> List[Any]:
+        """Where dy2static keeps PIR's records by `id(program)`: the parameters and the
+        in-place writes of each program it builds (`framework.parameter_recorder`)."""
+        recorder = framework.parameter_recorder()
+        return [recorder._global_parameter_recorder, recorder._global_inplace_map]
+
+    @staticmethod
     def latest(value: Any) -> Any:
         """`value` as the in-place writes followed so far left it: `inplace_map`'s record for
         the program being built."""
@@ -234,11 +241,6 @@ class PirAdapter:
                 stack.enter_context(_backward_semantics())
             yield
         _rewrite_callstacks(rewrite)
-
-    @staticmethod
-    def building() -> Any:
-        """Building the op needs nothing special in PIR."""
-        return contextlib.nullcontext()
 
     @staticmethod
     def append_pylayer(forward: Callable[..., List[Any]], inputs: List[Any], backward: Any) -> List[Any]:
