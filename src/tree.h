@@ -1,9 +1,9 @@
 /* tree.h — tree mode: SRC_DIR -o OUT_DIR. Walks the tree (walk.h: .gitignore and --exclude
  * respected, symlinked directories not followed), transpiles every .py with cross-module
  * resolution, copies other files, writes only outputs that change, on -j worker threads with
- * output identical to -j1, and optionally a depfile. Its state and phases over a set of modules
- * are also a lone file's context's (tree_context.h), which runs them over the modules the file
- * reaches. */
+ * output identical to -j1, and optionally a depfile (the delivery: tree_deliver.c). Its state
+ * and phases over a set of modules are also a lone file's context's (tree_context.h), which
+ * runs them over the modules the file reaches. */
 #ifndef P2S_TREE_H
 #define P2S_TREE_H
 
@@ -105,6 +105,10 @@ void p2s_tree_init(P2sTree *t, const P2sOptions *opts, const P2sRules *rules, co
 void p2s_tree_release(P2sTree *t);
 /* Adds an entry (rel below src_root, or a path when src_root is ""); the array may move. */
 P2sTreeEntry *p2s_tree_add_entry(P2sTree *t, const char *rel, bool python, off_t size);
+/* each(t, entry) for entries [from, end), on jobs workers (the analysis of a range, and
+ * tree_deliver.c's writes); each touches its own entry only. */
+void p2s_tree_each_in_range(P2sTree *t, size_t from, size_t end, unsigned jobs,
+                            void (*each)(P2sTree *t, P2sTreeEntry *e));
 /* Reads, parses and finds entries [from, end) on the workers, with the external set as it stands. */
 void p2s_tree_analyze_range(P2sTree *t, size_t from, size_t end);
 /* t->by_size: entry indices, biggest file first (what the workers take first). */
@@ -117,5 +121,17 @@ void p2s_tree_resolve_across_modules(P2sTree *t);
 void p2s_tree_finish_found(P2sTree *t);
 /* resolve.c's rounds of leaving as written across modules, once every entry is finished. */
 void p2s_tree_leave_as_written_across_modules(P2sTree *t);
+
+/* Delivery (tree_deliver.c), once tree mode's phases have finished every module. */
+
+/* Window by window: the workers (jobs of them) write each entry's temp file, unless --check or
+ * --diff, which compare and print on this thread; then this thread reports the window's files
+ * to report in path order, syncs once and renames. Sets t's input_error, internal_error,
+ * io_error and stale as its entries warrant. */
+void p2s_tree_report_and_deliver(P2sTree *t, P2sReport *report, unsigned jobs);
+/* Writes opts->depfile: one make rule per module transpiled without error, its output
+ * depending on its source and on the modules its PyLayers come from, transitively. An I/O
+ * error is printed and sets t->io_error. */
+void p2s_tree_write_depfile(P2sTree *t);
 
 #endif

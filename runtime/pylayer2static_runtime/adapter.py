@@ -14,7 +14,6 @@ from .replay import Tapes
 class IrAdapter(Protocol):
     """Per-op glue between `PyLayerOp` and one IR's `static_pylayer`."""
 
-    name: str
     backward_built_with_forward: bool
     """Backward is built with the op (legacy), not when autodiff asks for it (PIR)."""
     tapes: Tapes
@@ -96,6 +95,14 @@ class IrAdapter(Protocol):
 
     def copy(self, value: Any) -> Any:
         """A new tensor of the block being built holding `value`'s value."""
+
+    def collective_group(self, group: Any) -> Any:
+        """What to pass as `group` to a static collective over `group`'s ranks (`dist.all_gather`);
+        a ValueError saying why where the IR's static collectives cannot run on that group."""
+
+    def reduce_scatter(self, value: Any, group: Any) -> Any:
+        """This rank's slice along axis 0 of the sum of every rank's `value` over `group` (of
+        two ranks or more), as an op of the program being built."""
 
     def foreign_value(self, values: List[Any]) -> Optional[Any]:
         """A value backward's block reads, or returns, from another program, else None."""

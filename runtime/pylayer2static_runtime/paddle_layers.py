@@ -49,7 +49,8 @@ programs `pir/collectives.py` builds it, with the group's ring), reduce-scatter 
 static reduce-scatter op: in PIR programs `paddle._C_ops.reduce_scatter(x, ring_id, nranks)`
 (paddle 3.3.1's `dist.stream.reduce_scatter` builds the legacy op with `LayerHelper` even in a
 PIR program: TypeError), in the legacy Program IR `dist.stream.reduce_scatter(out, x)`'s static
-form (2.6.2). Which IR is built is the adapter's answer (`adapter.adapter_for_program`).
+form (2.6.2): the adapter of the program being built builds it (`IrAdapter.reduce_scatter`) and
+says what group a collective takes (`IrAdapter.collective_group`).
 Groups: paddle 2.6.2's (and the legacy IR's) static collectives refuse a group ("Group can not
 be used in static graph mode for now") and run on the one ring of the global group, so there
 the twins pass None when the model-parallel group is the whole world in rank order, and
@@ -108,28 +109,15 @@ def _model_parallel_group(name: str) -> Any:
     return hcg.get_model_parallel_group()
 
 
-def _builds_pir() -> bool:
-    return adapter.adapter_for_program(inside_backward=False).name == "pir"
-
-
-def _static_group(name: str, group: Any) -> Any:
-    """The group to pass to a static collective: the group itself in a PIR program
-    (`pir/collectives.py` builds on its ring); in the legacy IR, whose static collectives take no
-    group and run on the global ring, None when `group` is the whole world in rank order."""
-    if _builds_pir():
-        return group
-    import paddle.distributed as dist
-
-    world = dist.get_world_size()
-    if list(group.ranks) == list(range(world)):
-        return None
-    raise contract_error(
-        _paddle_class(name),
-        f"its model-parallel group holds ranks {list(group.ranks)} of {world}; the legacy Program IR's "
-        "static collectives (paddle 2.6) take no group and run on the global one (\"Group can not be "
-        "used in static graph mode for now\"), so a static graph can only build it when the "
-        "model-parallel group is the whole world (mp_degree equal to the number of ranks)",
-    )
+def _ir(name: str, group: Any) -> Any:
+    """The adapter of the program being built; a contract error naming class `name` where its
+    static collectives cannot run on `group` (`IrAdapter.collective_group`)."""
+    ir = adapter.adapter_for_program(inside_backward=False)
+    try:
+        ir.collective_group(group)
+    except ValueError as exc:
+        raise contract_error(_paddle_class(name), str(exc)) from None
+    return ir
 
 
 @paddle.jit.not_to_static
@@ -150,7 +138,7 @@ def all_gather(name: str, x: Any) -> Any:
     if group.nranks == 1:
         return paddle.assign(x)
     parts: List[Any] = []
-    dist.all_gather(parts, x, group=_static_group(name, group))
+    dist.all_gather(parts, x, group=_ir(name, group).collective_group(group))
     return paddle.concat(parts, axis=0)
 
 
@@ -161,20 +149,7 @@ def reduce_scatter(name: str, x: Any) -> Any:
     group = _model_parallel_group(name)
     if group.nranks == 1:
         return paddle.assign(x)
-    if _builds_pir():
-        # paddle 3.3.1: PIR's op, on the group's ring (read when the function is called)
-        return paddle._C_ops.reduce_scatter(x, group.id, group.nranks)
-    from paddle.distributed.communication import stream
-
-    static_group = _static_group(name, group)
-    shape = list(x.shape)
-    if all(dim >= 0 for dim in shape):
-        out = paddle.empty([shape[0] // group.nranks, *shape[1:]], dtype=x.dtype)
-    else:
-        out = paddle.empty_like(paddle.split(x, group.nranks, axis=0)[0])
-    # paddle 2.6.2 stream/reduce_scatter.py: the static form writes `out` (read when called)
-    stream.reduce_scatter(out, x, group=static_group, sync_op=True)
-    return out
+    return _ir(name, group).reduce_scatter(x, group)
 
 
 def _twin(name: str, forward_body: Callable[[str, Any], Any], backward_body: Callable[[str, Any], Any]) -> type:

@@ -32,7 +32,6 @@ class LegacyAdapter:
     """Per-op glue between `PyLayerOp` and the Program IR's `static_pylayer` (an `adapter.IrAdapter`)."""
 
     backward_built_with_forward = True
-    name = "legacy"
     tapes = tape
 
     def __init__(self) -> None:
@@ -59,6 +58,38 @@ class LegacyAdapter:
         from paddle.jit.dy2static.program_translator import ProgramTranslator
 
         return ProgramTranslator.get_instance()._inplace_map
+
+    @staticmethod
+    def collective_group(group: Any) -> Any:
+        """None for the whole world in rank order: this IR's static collectives take no group and
+        run on the global ring (paddle 2.6.2 "Group can not be used in static graph mode for
+        now"); any other group cannot be built."""
+        import paddle.distributed as dist
+
+        world = dist.get_world_size()
+        if list(group.ranks) == list(range(world)):
+            return None
+        raise ValueError(
+            f"its model-parallel group holds ranks {list(group.ranks)} of {world}; the legacy Program IR's "
+            "static collectives (paddle 2.6) take no group and run on the global one (\"Group can not be "
+            "used in static graph mode for now\"), so a static graph can only build it when the "
+            "model-parallel group is the whole world (mp_degree equal to the number of ranks)"
+        )
+
+    @classmethod
+    def reduce_scatter(cls, value: Any, group: Any) -> Any:
+        """The static form of `dist.stream.reduce_scatter` (paddle 2.6.2 stream/reduce_scatter.py),
+        which writes an output made here (read when it is called)."""
+        from paddle.distributed.communication import stream
+
+        static_group = cls.collective_group(group)
+        shape = list(value.shape)
+        if all(dim >= 0 for dim in shape):
+            out = paddle.empty([shape[0] // group.nranks, *shape[1:]], dtype=value.dtype)
+        else:
+            out = paddle.empty_like(paddle.split(value, group.nranks, axis=0)[0])
+        stream.reduce_scatter(out, value, group=static_group, sync_op=True)
+        return out
 
     @staticmethod
     def program_records() -> List[Any]:

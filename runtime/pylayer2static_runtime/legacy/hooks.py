@@ -33,6 +33,23 @@ class _BlocksKeptOnPop(list):
         return self[index]
 
 
+def _nested_forward_blocks_only(program: Any) -> None:
+    """Each pylayer op inside another op's block holds its forward block alone, as
+    `normalize_program` makes each op of the global block hold (paddle 2.6.2 static/io.py:
+    an export runs no backward).
+
+    Its prune (`Program._prune_with_input`, prune.cc) numbers the blocks it keeps anew but
+    leaves each block's `forward_block_idx` as it was: a nested PyLayer's backward block (a
+    PyLayer applied in a CheckpointFunction's function) kept there names a block past the end,
+    or another one, and the inference predictor's graph building crashes on it (SIGSEGV in
+    `BlockDesc::AllVars`)."""
+    for block in program.blocks[1:]:
+        for op in block.ops:
+            ids = op._blocks_attr_ids("blocks") if op.type == "pylayer" else []
+            if len(ids) > 1:
+                op._update_desc_attr("blocks", [program.block(ids[0])])
+
+
 def _keeping_block_ids(normalize: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(normalize)
     def normalize_program(*args: Any, **kwargs: Any) -> Any:
@@ -41,6 +58,7 @@ def _keeping_block_ids(normalize: Callable[..., Any]) -> Callable[..., Any]:
         def clone_keeping_block_ids(self: Any, *c_args: Any, **c_kwargs: Any) -> Any:
             copy = clone(self, *c_args, **c_kwargs)
             copy.blocks = _BlocksKeptOnPop(copy.blocks)
+            _nested_forward_blocks_only(copy)
             return copy
 
         with patch.swapped("legacy.hooks.Program.clone", paddle.static.Program, "clone", clone_keeping_block_ids):

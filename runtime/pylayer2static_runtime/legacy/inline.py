@@ -167,13 +167,22 @@ def _rename(block: Any, old: str, new: str) -> None:
                 op._rename_output(old, new)
 
 
-def _inline_grad(global_block: Any, grad: Any, cls: Optional[str], readers: _ScopeReaders) -> List[Any]:
-    """Replace `pylayer_grad` op `grad` by its backward block's ops, with each gradient they
-    write under the op's outside name for it (a fresh name where autodiff wants none), and a
-    zero gradient for an input they leave without one where autodiff wants it (pylayer_op.cc
+def _inline_grad(global_block: Any, op: Any, grad: Any, readers: _ScopeReaders) -> List[Any]:
+    """Replace `pylayer_grad` op `grad` of pylayer op `op` by its backward block's ops, reading
+    each output gradient by the grad op's name for it and writing each input gradient under the
+    op's outside name for it (a fresh name where autodiff wants none), and a zero gradient for an
+    input they leave without one where autodiff wants it (pylayer_op.cc
     `AssignLocalGradientToParentScope`); the ops moved."""
     backward = global_block.program.block(grad._block_attr_id("backward_block"))
     empty = core.kEmptyVarName()
+    # Backward's block reads `<output>@GRAD`, the name autodiff gives an output's gradient; a
+    # gradient given from outside (`paddle.grad(y, x, grad_outputs=[dy])`, as a recompute
+    # backward re-running a nested PyLayer calls it: paddle 2.6.2 backward.py
+    # `_rename_grad_name_`) is renamed on the grad op only.
+    for name, outside in zip(op.output("Out"), grad.input("Out" + core.grad_var_suffix())):
+        inside = name + core.grad_var_suffix()
+        if outside not in (empty, inside):
+            _rename(backward, inside, outside)
     zeros: List[Tuple[str, str]] = []
     for name, outside in zip(grad.input("Input"), grad.output("Input" + core.grad_var_suffix())):
         inside = name + core.grad_var_suffix()
@@ -184,7 +193,8 @@ def _inline_grad(global_block: Any, grad: Any, cls: Optional[str], readers: _Sco
         target = outside if outside != empty else _fresh_name(global_block.program, inside)
         if target != inside:
             _rename(backward, inside, target)
-    index = next(at for at, op in enumerate(global_block.ops) if op is grad)
+    index = next(at for at, other in enumerate(global_block.ops) if other is grad)
+    cls = op.attr(CLASS_ATTR) if op.has_attr(CLASS_ATTR) else None
     moved = _move_ops(global_block, index, backward, cls, readers)
     for offset, (name, outside) in enumerate(zeros):
         global_block._insert_op_without_sync(
@@ -225,7 +235,7 @@ def _inline_calls(program: Any, backward_start: int, backward_ops: List[Any]) ->
         else:
             backward = program.block(grad._block_attr_id("backward_block"))
             _unshadow(block, [forward, backward], {name + core.grad_var_suffix() for name in grad.input("Input")})
-            backward_ops += _inline_grad(block, grad, op.attr(CLASS_ATTR) if op.has_attr(CLASS_ATTR) else None, readers)
+            backward_ops += _inline_grad(block, op, grad, readers)
         moved = _inline(block, index, copies, readers)
         if index < backward_start:
             backward_start += moved - 1

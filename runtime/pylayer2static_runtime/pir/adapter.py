@@ -28,7 +28,6 @@ class PirAdapter:
 
     backward_built_with_forward = False
     tapes = tape  # forward's bodies replayed for calls alike (`replay.py`); backward is run
-    name = "pir"
 
     @staticmethod
     def is_tensor(value: Any) -> bool:
@@ -66,6 +65,17 @@ class PirAdapter:
         jit/pir_dy2static, `framework.parameter_recorder`). Never emptied for a program
         dy2static did not build (`body.converted_code_semantics` restores it)."""
         return framework.parameter_recorder()._global_inplace_map
+
+    @staticmethod
+    def collective_group(group: Any) -> Any:
+        """The group itself: `collectives.py` builds a static collective on its ring."""
+        return group
+
+    @staticmethod
+    def reduce_scatter(value: Any, group: Any) -> Any:
+        """PIR's op on the group's ring (paddle 3.3.1's `dist.stream.reduce_scatter` builds the
+        legacy op with `LayerHelper` even in a PIR program: TypeError)."""
+        return paddle._C_ops.reduce_scatter(value, group.id, group.nranks)
 
     @staticmethod
     def program_records() -> List[Any]:

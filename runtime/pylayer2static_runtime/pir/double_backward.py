@@ -14,6 +14,8 @@ from typing import Any, Callable, List, Optional
 
 import paddle
 
+from ..body import read_after
+from ..core import scope
 from ..core.errors import PyLayerContractError
 from .ops import CLASS_ATTR, PUSH, PYLAYER, inline_op, is_in_place, op_ids, pops, replaced, sub_block, users_named, why_kept
 from .unused import mark_backward
@@ -122,6 +124,24 @@ def _grad_ops_built(block: Any, count: int) -> List[Any]:
     return [last] if last.name() == PYLAYER else []
 
 
+def _read_after_forward(forward_op: Any, grads: List[List[Any]]) -> List[List[Any]]:
+    """`grads` with the first gradient read after `forward_op`'s results (`body.read_after`).
+
+    A PyLayer applied while a backward is built (a recompute re-running its block) and
+    differentiated there (`paddle.grad`) keeps its gradient op, which pops what forward pushed,
+    while nothing reads forward's results: the autodiff building the enclosing backward prunes
+    the op whose results nothing uses (paddle 3.3.1 ir_backward.py `calc_gradient_helper`), and
+    the pipe is left with a pop and no push ("the inlet value of container op can only be used
+    once" when the program runs)."""
+    after = [value for value in forward_op.results() if value.initialized()]
+    for slot in grads:
+        for k, grad in enumerate(slot):
+            if grad is not None and grad.initialized():
+                slot[k] = read_after([grad], after)[0]
+                return grads
+    return grads
+
+
 def inlining_grad_ops(call_vjp: Callable[..., Any]) -> Callable[..., Any]:
     """`core.call_vjp` (what paddle 3.3.1 ir_backward.py `append_backward_ops` calls for a
     pylayer op), then each pylayer op it built for a transpiled PyLayer inlined; the
@@ -143,6 +163,8 @@ def inlining_grad_ops(call_vjp: Callable[..., Any]) -> Callable[..., Any]:
             values = _inline_grad_op(op, grad_op)
             if values is not None:
                 grads = [[replaced(grad, results, values) for grad in slot] for slot in grads]
+            elif scope.current().backward_depth and op.get_parent_block() == block:
+                grads = _read_after_forward(op, grads)
         return grads
 
     return call_vjp_and_inline

@@ -38,7 +38,3 @@ class Model(paddle.nn.Layer):
 
 
 INPUTS = [([2, 4], "float32", True)]
-# paddle 2.6.2: a PyLayer applied, inside a recomputed block, to a tensor the block made fails
-# when the program runs ("<name>@GRAD not in VariableScope"), through the runtime's recompute op
-# as through a user's CheckpointFunction of that shape (docs/SUPPORT.md, known limits).
-MODES_2_6 = ("eager", "sot")
