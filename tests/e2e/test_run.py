@@ -2,7 +2,8 @@
 from another, run without a copy tree through `python -m pylayer2static_runtime.run` (and
 `python -m pylayer2static run`, and `install_import_hook()` in-process), trained under
 `paddle.jit.to_static(full_graph=True)` against eager; the cache (reused, invalidated, safe
-under concurrent processes), tracebacks into the user's file and transpile errors."""
+under concurrent processes), tracebacks into the user's file and transpile errors; the ranks of
+`run -m paddle.distributed.launch` transpiled."""
 import importlib
 import inspect
 import json
@@ -430,6 +431,95 @@ def test_run_library_calling_paddles_recompute_builds_the_runtimes_op(project, t
     got = _result(_run(project, BINARY, "--package", "reclib", "train_reclib.py", PYTHONPATH=str(tmp_path / "lib")))
     assert got["built"] == ["StaticRecompute"] * 3
     np.testing.assert_allclose(got["static"], got["eager"], rtol=1e-6, atol=1e-7)
+
+
+LAUNCH_MAIN = '''\
+import json
+import os
+import sys
+
+import p2slib.layers
+from p2sproj.ops import ScaledTanh
+
+
+def act(x):
+    return ScaledTanh.apply(x)
+
+
+rank = os.environ["PADDLE_TRAINER_ID"]
+with open(os.path.join(sys.argv[1], f"rank{rank}.json"), "w") as f:
+    json.dump({"argv": sys.argv[2:], "main_transpiled": "_p2s" in globals(),
+               "library_transpiled": hasattr(p2slib.layers, "_p2s"), "path0": sys.path[0]}, f)
+'''
+
+
+def _launch_ranks(project: str, tmp_path, command: list, **env) -> list:
+    """`command` (a launch of launch_main.py with 2 ranks) run in `project`, `p2slib` on the
+    path; what each rank wrote."""
+    lib = tmp_path / "lib" / "p2slib"
+    lib.mkdir(parents=True)
+    (lib / "__init__.py").write_text("")
+    (lib / "layers.py").write_text(OPS + "\n\ndef double(x):\n    return ScaledTanh.apply(x)\n")
+    with open(os.path.join(project, "launch_main.py"), "w") as f:
+        f.write(LAUNCH_MAIN)
+    out = tmp_path / "ranks"
+    out.mkdir()
+    logs = str(tmp_path / "logs")
+    command = [arg.format(logs=logs, out=out) for arg in command]
+    proc = subprocess.run(command, cwd=project, env=_env(BINARY, PYTHONPATH=str(tmp_path / "lib"), **env),
+                          capture_output=True, text=True, timeout=300)
+    worker_log = os.path.join(logs, "workerlog.0")
+    assert proc.returncode == 0, proc.stderr[-3000:] + (open(worker_log).read()[-3000:] if os.path.exists(worker_log) else "")
+    return [json.loads((out / f"rank{rank}.json").read_text()) for rank in range(2)]
+
+
+LAUNCH_OPTIONS = ["--nproc_per_node", "2", "--log_dir", "{logs}"]
+
+
+def test_run_paddle_distributed_launch_runs_the_ranks_transpiled(project, tmp_path):
+    """`run --package LIB -m paddle.distributed.launch ... launch_main.py ARGS`: the launcher's
+    ranks (its own processes) run the script through the runner, the script and the named
+    library transpiled, the script's arguments and sys.path[0] as `python launch_main.py` gives
+    them. The hook used to live in the launcher alone, the ranks untranspiled."""
+    ranks = _launch_ranks(project, tmp_path, [sys.executable, "-m", "pylayer2static_runtime.run", "--package", "p2slib",
+                                              "-m", "paddle.distributed.launch", *LAUNCH_OPTIONS,
+                                              "launch_main.py", "{out}", "a", "--lr", "0.1"])
+    assert ranks == [{"argv": ["a", "--lr", "0.1"], "main_transpiled": True, "library_transpiled": True,
+                      "path0": os.path.realpath(project)}] * 2
+
+
+def test_run_as_the_launchers_program_runs_the_ranks_transpiled(project, tmp_path):
+    """The other form that works, and what the refusal below names: the launcher (plain
+    python) starting `pylayer2static run --package LIB launch_main.py` as each rank's program."""
+    ranks = _launch_ranks(project, tmp_path, [sys.executable, "-m", "paddle.distributed.launch", *LAUNCH_OPTIONS,
+                                              BINARY, "run", "--package", "p2slib", "launch_main.py", "{out}"],
+                          P2S_PYTHON=sys.executable)
+    assert [(r["main_transpiled"], r["library_transpiled"]) for r in ranks] == [(True, True)] * 2
+
+
+def test_run_launch_command_line_gets_the_runner_before_the_training_script():
+    """The launcher's own parser finds the script: an option's value ending in .py, `--opt=value`
+    and the script's name again among its arguments leave the rewrite where it belongs."""
+    from pylayer2static_runtime.run import RANK_ENTRY, _ranks_through_the_runner
+
+    launch = ["--log_dir", "logs.py", "--nproc_per_node=2", "train.py", "--out", "train.py"]
+    assert _ranks_through_the_runner(launch, ["a", "b"]) == [
+        "--log_dir", "logs.py", "--nproc_per_node=2", RANK_ENTRY, "--package", "a", "--package", "b",
+        "train.py", "--out", "train.py"]
+    already = ["--nproc_per_node", "2", "/usr/bin/pylayer2static", "run", "train.py"]
+    assert _ranks_through_the_runner(already, []) == already
+
+
+@pytest.mark.parametrize("launch", [["-m", "paddle.distributed.launch", "--nproc_per_node", "2", "/bin/true"],
+                                    ["-m", "paddle.distributed.fleet.launch", "--nproc_per_node", "2", "train.py"]])
+def test_run_launch_whose_ranks_it_cannot_reach_is_refused(project, launch):
+    """A launch whose ranks would run untranspiled (a training program that is not a .py file,
+    the legacy launcher) is exit 2 before anything starts, naming the forms that work."""
+    proc = _run(project, BINARY, *launch)
+    assert proc.returncode == 2 and proc.stdout == "", proc.stderr
+    assert f"pylayer2static run: error: -m {launch[1]}: " in proc.stderr
+    assert "-m\npaddle.distributed.launch [OPTIONS] train.py [ARGS]" in proc.stderr
+    assert "$(command -v pylayer2static) run [--package NAME]" in proc.stderr
 
 
 @pytest.mark.parametrize("name", ["paddle", "paddle.distributed.fleet", "pylayer2static_runtime", "pylayer2static"])

@@ -36,6 +36,16 @@ transformers.configuration_utils])` leaves the module's functions to run as writ
 script does so (docs/SUPPORT.md "PaddleFormers"). `test_config_recursion_without_the_recipe`
 keeps the failure on record.
 
+Two processes (`test_launch_trains_paddleformers_llama_tensor_parallel`): the same Llama with
+tensor parallelism 2 (`tensor_model_parallel_size=2`, fleet's `mp_degree` 2, gloo on CPU) in
+three configurations, `tp2`, `tp2_sequence_parallel` (Paddle's own sequence-parallel PyLayers)
+and `tp2_fused_head`, launched as its users launch it, `pylayer2static run --package
+paddleformers -m paddle.distributed.launch --nproc_per_node 2 train_tp.py ...` (the rank program
+special/paddleformers_llama_tp.py, which says what it routes around the CPU build's missing
+kernels, and why): on each rank the script and the library are transpiled, and the losses of
+the 3 steps and the norm of every parameter's gradient at each step under AST and SOT equal
+eager's (rtol 1e-5), with no SOT graph break at a PyLayer call.
+
 paddleformers 1.2.0 needs paddlepaddle 3.3 or later (it says so when imported, and on 2.6.2
 its import fails: `flashmask_attention` is missing): on the 2.6.2 venv the suite checks only
 that the pinned wheel still says so.
@@ -59,6 +69,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 BINARY = os.path.abspath(os.environ.get("P2S_BIN", os.path.join(REPO, "build", "pylayer2static")))
 WORKER = os.path.join(HERE, "special", "paddleformers_llama.py")
+TP_WORKER = os.path.join(HERE, "special", "paddleformers_llama_tp.py")
+TP_CONFIGS = ("tp2", "tp2_sequence_parallel", "tp2_fused_head")
+TP_MODES = ("sot", "eager", "ast")  # SOT first, as for one process
+LAUNCH_TIMEOUT = 600
 DATA_DIR = os.path.join(REPO, "docs", "support-data", "paddleformers")
 CONFIGS = ("plain", "fused_head", "recompute", "fused_head_recompute")
 MODES = ("eager", "ast", "sot", "export")
@@ -167,15 +181,86 @@ def library() -> str:
         pytest.fail(str(exc))
 
 
+def launch_tensor_parallel(site: str, work: str, config: str) -> Dict[str, Any]:
+    """special/paddleformers_llama_tp.py on 2 ranks, `pylayer2static run --package paddleformers
+    -m paddle.distributed.launch` in a project of its own under `work`: {"ranks": what each rank
+    wrote} or {"error": why they wrote nothing}."""
+    project, out, logs = (os.path.join(work, d) for d in ("proj", "out", "logs"))
+    os.makedirs(project, exist_ok=True)
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(project, "pyproject.toml"), "w") as f:
+        f.write('[project]\nname = "paddleformers-user"\n')
+    for source, name in ((WORKER, "paddleformers_llama.py"), (TP_WORKER, "train_tp.py")):
+        with open(source) as src, open(os.path.join(project, name), "w") as dst:
+            dst.write(src.read())
+    path = os.pathsep.join([site] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+    env = dict(os.environ, P2S_BIN=BINARY, PYTHONPATH=path, GLOG_minloglevel="2", SOT_COLLECT_INFO="breakgraph_reason",
+               PYTHONWARNINGS="ignore::UserWarning,ignore::DeprecationWarning")
+    cmd = [sys.executable, "-m", "pylayer2static_runtime.run", "--package", "paddleformers",
+           "-m", "paddle.distributed.launch", "--nproc_per_node", "2", "--log_dir", logs,
+           "train_tp.py", config, ",".join(TP_MODES), out]
+    proc = subprocess.Popen(cmd, cwd=project, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        stderr = proc.communicate(timeout=LAUNCH_TIMEOUT)[1]
+        status = f"exit {proc.returncode}"
+    except subprocess.TimeoutExpired:
+        proc.terminate()  # the launcher stops its ranks on SIGTERM (a killed one would leave them)
+        stderr = proc.communicate()[1]
+        status = f"timed out after {LAUNCH_TIMEOUT}s"
+    ranks = [os.path.join(out, f"rank{rank}.json") for rank in range(2)]
+    if proc.returncode != 0 or not all(os.path.exists(r) for r in ranks):
+        tail = stderr.strip().splitlines()[-5:]
+        log = os.path.join(logs, "workerlog.0")
+        if os.path.exists(log):
+            with open(log, errors="replace") as f:
+                tail = f.read().strip().splitlines()[-5:]
+        return {"error": f"{status}: " + " | ".join(tail)}
+    ranks_got = []
+    for path in ranks:
+        with open(path) as f:
+            ranks_got.append(json.load(f))
+    return {"ranks": ranks_got}
+
+
+def tensor_parallel_difference(result: Dict[str, Any], eager: Dict[str, Any]) -> Optional[str]:
+    """None when `result` (a rank's AST or SOT run) has eager's losses and gradient norms."""
+    if "error" in result:
+        return result["error"]
+    if not _close(result["losses"], eager["losses"]):
+        return f"losses {result['losses']}, eager {eager['losses']}"
+    for name, want in eager["grad_norms"].items():
+        got = result["grad_norms"][name]
+        if [g is None for g in got] != [w is None for w in want] or \
+                not _close([g or 0.0 for g in got], [w or 0.0 for w in want]):
+            return f"gradient norms of {name}: {got}, eager {want}"
+    return None
+
+
 @pytest.fixture(scope="module")
 def runs(library, tmp_path_factory) -> Dict[str, "concurrent.futures.Future[Dict[str, Any]]"]:
-    """Every configuration through `pylayer2static run`, two processes at a time."""
+    """Every configuration through `pylayer2static run`, two processes at a time: the one-process
+    configurations, then the two-process launches one after another (each is two processes)."""
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=2)
     futures = {config: pool.submit(run_worker, library, str(tmp_path_factory.mktemp(config)), config,
                                    ["sot", "eager", "ast", "export"], True)
                for config in ([] if ON_2_6 else CONFIGS)}
+    if not ON_2_6:
+        launches = {config: str(tmp_path_factory.mktemp(config)) for config in TP_CONFIGS}
+        chain = pool.submit(lambda: {config: launch_tensor_parallel(library, work, config)
+                                     for config, work in launches.items()})
+        futures.update({config: _Part(chain, config) for config in TP_CONFIGS})
     yield futures
     pool.shutdown(cancel_futures=True)
+
+
+class _Part:
+    """One configuration's result from the future of the launches' chain."""
+
+    def __init__(self, chain: "concurrent.futures.Future[Dict[str, Any]]", key: str):
+        self.chain, self.key = chain, key
+
+    def result(self) -> Dict[str, Any]:
+        return self.chain.result()[self.key]
 
 
 def _run_trains_paddleformers_llama(config: str, runs) -> None:
@@ -195,6 +280,30 @@ def _run_trains_paddleformers_llama(config: str, runs) -> None:
         rows = data["configs"][config]
         assert {mode: rows["ours"][mode]["verdict"] for mode in found} == found, \
             "docs/SUPPORT.md's paddleformers rows are stale: python tests/e2e/paddleformers_table.py --record"
+
+
+def _launch_trains_paddleformers_llama_tensor_parallel(config: str, runs) -> None:
+    got = runs[config].result()
+    assert "error" not in got, got["error"]
+    ranks = got["ranks"]
+    assert [r["transpiled"] for r in ranks] == [True, True], "the ranks ran the script or the library untranspiled"
+    eager = [r["eager"] for r in ranks]
+    assert all("error" not in e for e in eager), eager
+    assert eager[0]["losses"][-1] < eager[0]["losses"][0]
+    assert _close(eager[1]["losses"], eager[0]["losses"]), "the ranks' eager losses differ: wrong collectives"
+    found = {f"rank {rank} {mode}": tensor_parallel_difference(r[mode], r["eager"]) or "equal"
+             for rank, r in enumerate(ranks) for mode in ("ast", "sot")}
+    assert found == {key: "equal" for key in found}, found
+    for rank, r in enumerate(ranks):
+        at_calls = pylayer_breaks(r["sot"]["breaks"])
+        assert not at_calls, f"rank {rank}: SOT broke its graph at PyLayer calls: {at_calls}"
+    layers = set(ranks[0]["eager"]["parallel_layers"])
+    sequence_parallel = {"ColumnSequenceParallelLinear", "RowSequenceParallelLinear"}
+    if config == "tp2_sequence_parallel":  # Paddle's own sequence-parallel layers and PyLayers
+        assert sequence_parallel <= layers and not {"ColumnParallelLinear", "RowParallelLinear"} & layers, layers
+    else:
+        assert {"VocabParallelEmbedding", "ColumnParallelLinear", "RowParallelLinear"} <= layers, layers
+        assert not sequence_parallel & layers, layers
 
 
 def _config_recursion_without_the_recipe(library, tmp_path) -> None:
@@ -221,4 +330,6 @@ if ON_2_6:
     test_paddleformers_needs_3_3 = _paddleformers_needs_3_3
 else:
     test_run_trains_paddleformers_llama = pytest.mark.parametrize("config", CONFIGS)(_run_trains_paddleformers_llama)
+    test_launch_trains_paddleformers_llama_tensor_parallel = pytest.mark.parametrize("config", TP_CONFIGS)(
+        _launch_trains_paddleformers_llama_tensor_parallel)
     test_config_recursion_without_the_recipe = _config_recursion_without_the_recipe

@@ -89,7 +89,7 @@ LAYERS = [
     ("the build", ()),
     ("one package per IR", ("pir", "pir.", "legacy", "legacy.")),
     ("the install step", ("install",)),
-    ("pylayer2static run", ("project", "importhook", "run")),
+    ("pylayer2static run", ("project", "importhook", "run", "launch_worker.")),
 ]
 
 

@@ -104,14 +104,16 @@ if (cd "$root/runtime" && git ls-files -z | xargs -0 tar -cf - | tar -xf - -C "$
    "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps --target "$rt_target" "$tmp/runtime-src" \
         >"$tmp/rt-alone" 2>&1 &&
    run env PYTHONPATH="$rt_target" python -c '
-import sys, pylayer2static_runtime as r
+import os, sys, pylayer2static_runtime as r
 assert r.__file__.startswith(sys.argv[1]), r.__file__
 from pylayer2static_runtime.core import scope
 from pylayer2static_runtime.pir import ops
 from pylayer2static_runtime.legacy import inline
+from pylayer2static_runtime.run import RANK_ENTRY
+assert RANK_ENTRY.startswith(sys.argv[1]) and os.path.isfile(RANK_ENTRY), RANK_ENTRY
 print(r.__file__)
 ' "$rt_target" >>"$tmp/rt-alone" 2>&1; then
-    ok "pip install ./runtime installs the whole runtime (core/, pir/, legacy/) and it imports"
+    ok "pip install ./runtime installs the whole runtime (core/, pir/, legacy/, launch_worker/) and it imports"
 else
     ko "pip install ./runtime gave an incomplete runtime" "$tmp/rt-alone"
 fi
