@@ -80,8 +80,8 @@ def converts_closures() -> bool:
 def sot_unified_marker() -> Optional[Callable[..., Any]]:
     """`paddle.jit.marker.unified` where SOT also has every internal the runtime records
     PyLayer calls with (read from paddle 3.3.1: jit/marker.py, jit/sot/infer_meta.py,
-    jit/sot/opcode_translator/executor/guard.py, opcode_executor.py, tracker.py and variables/callable.py,
-    jit/sot/utils/exceptions.py), else None."""
+    jit/sot/opcode_translator/executor/guard.py, opcode_executor.py, tracker.py, variables/callable.py and base.py,
+    jit/sot/utils/exceptions.py, jit/dy2static/utils.py), else None."""
     import paddle
 
     unified = getattr(getattr(paddle.jit, "marker", None), "unified", None)
@@ -96,6 +96,8 @@ def sot_unified_marker() -> Optional[Callable[..., Any]]:
         from paddle.jit.sot.opcode_translator.executor.variables.callable import (  # noqa: F401
             MethodVariable, PartialVariable)
         from paddle.jit.sot.utils.exceptions import BreakGraphError, DygraphInconsistentWithStaticBreak  # noqa: F401
+        from paddle.jit.dy2static.utils import graph_tracing_guard  # noqa: F401
+        from paddle.jit.sot.opcode_translator.executor.variables.base import VariableBase  # noqa: F401
     except ImportError:
         return None
     return unified

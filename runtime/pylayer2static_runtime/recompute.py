@@ -27,8 +27,24 @@ before re-running (`op.py`, `core/regrad.py`), so one block's activations live a
 static graph both are this op. `preserve_rng_state` keeps a random op's draw equal in the re-run;
 a static graph draws again, so a function whose re-run holds a random op (dropout) is refused
 (`_refuse_random_ops`) rather than given another mask in backward than in forward. Keyword
-arguments other than recompute's own go to the function, as in eager. In dynamic mode (eager,
-and SOT, which simulates the caller in dynamic mode) `recompute` is Paddle's own.
+arguments other than recompute's own go to the function, as in eager. In dynamic mode `recompute`
+is Paddle's own.
+
+Under SOT (`to_static(full_graph=False)`), which simulates the caller in dynamic mode, Paddle's
+own would be simulated too: the non-reentrant form inlined (its saving silently lost), the
+reentrant one a graph break at its `inspect.signature` (the block run eagerly). So where SOT can
+record a call (`paddle.jit.marker.unified`, paddle 3.3.1) both functions are marked
+(`sot.built_in_graph`): SOT records `recompute(function, *args, **kwargs)` as one call of its
+graph, the tensor arguments its symbolic inputs, and builds it, not in dynamic mode, as above,
+so the op is in SOT's graph. The function's parameters are read as under AST: as program
+parameters through dy2static's parameter recorder (SOT infers the call's meta, and compiles its
+graph, under `graph_tracing_guard`), the op's inputs, and so the values the re-run reads and
+`paddle.grad` differentiates over; they need not be SOT's inputs. A parameter SOT's own code
+also reads outside the call (a tied weight) is then two values of the program with one tensor's
+data, each giving its gradient to the one eager parameter, which adds them up. A function
+holding a random op is no error there: SOT breaks its graph at that call, which runs eagerly,
+with eager's restored random state. Without the marker (2.6.2) SOT simulates Paddle's own and
+breaks in it.
 """
 import functools
 import types
@@ -36,7 +52,7 @@ from typing import Any, Dict, Iterator, List, Tuple
 
 import paddle
 
-from . import body, builders, framework, patch
+from . import body, builders, framework, patch, sot
 from .core.errors import PyLayerContractError
 
 _OWN_KEYWORDS = ("use_reentrant", "preserve_rng_state", "offload_indices")
@@ -219,6 +235,7 @@ def _built(function: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
 def static_recompute(eager: Any) -> Any:
     """`recompute` as Paddle's `eager` one in dynamic mode, else as one `StaticRecompute` op."""
 
+    @sot.built_in_graph
     @functools.wraps(eager)
     def recompute(function: Any, *args: Any, **kwargs: Any) -> Any:
         if paddle.in_dynamic_mode() or _in_auto_parallel_static():
@@ -235,6 +252,7 @@ def static_recompute_sequential(eager: Any) -> Any:
     TypeError or a wrong result) or `args` as a tuple (2.6.2, with one segment): here a segment
     takes the one tensor it is given, as the function's documentation says."""
 
+    @sot.built_in_graph
     @functools.wraps(eager)
     def recompute_sequential(ctx: Dict[str, Any], functions: Any, *args: Any, **kwargs: Any) -> Any:
         if paddle.in_dynamic_mode() or _in_auto_parallel_static():

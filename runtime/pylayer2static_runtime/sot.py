@@ -15,6 +15,16 @@ the `pylayer` op, as under AST to_static. PyLayer calls no longer split SOT's gr
 that breaks it nowhere else is one subgraph. In dynamic mode `apply` is still the eager
 `cls.apply`.
 
+The runtime's `recompute` and `recompute_sequential` (recompute.py) are recorded the same way
+(`built_in_graph`), or SOT would simulate Paddle's eager recompute behind them (the saving lost,
+or a graph break). Their build reads the function's parameters as AST's does, program parameters
+of dy2static's parameter recorder, so SOT infers their meta under dy2static's graph tracing
+(`graph_tracing_guard`, as it does for a function dy2static converted; it compiles its graph
+under it anyway): a parameter read there is converted, and its record dropped with the scratch
+program's. Unlike a user's PyLayer (below), the op's inputs are those parameters themselves, so
+the re-run and `paddle.grad` in backward reach the values autodiff gives gradients to; a build
+that raises (a function holding a random op) is a break request, the call then eager.
+
 A call that cannot be built soundly inside SOT's graph is kept out of it: while SOT infers its
 meta, the runtime raises SOT's own break request (3.3.1 jit/sot/utils/exceptions.py
 `BreakGraphError`, which `FunctionGraph.call_paddle_api` passes on to the break-graph handling
@@ -76,7 +86,7 @@ then runs natively, its PyLayer calls eagerly.
 import functools
 import os
 import types
-from typing import Any, Callable, List, Tuple
+from typing import Any, Callable, Dict, List, Tuple
 
 import paddle
 
@@ -179,10 +189,13 @@ def check_repeatable(cls: type, objects: Tuple[str, ...]) -> None:
 def _uncached_meta(key_fn: Callable[..., Any]) -> Callable[..., Any]:
     """`InferMetaCache.key_fn`, giving a call of the runtime's entry points whose forward reads
     changing state a key that is never served from the cache (unhashable: SOT's `Cache` then
-    infers the meta again), so `check_repeatable` runs at that call."""
+    infers the meta again), so `check_repeatable` runs at that call; and so a call of
+    `built_in_graph`'s, whose build may be refused (a break) by state SOT does not guard."""
 
     @functools.wraps(key_fn)
     def key(self: Any, func: Any, *args: Any, **kwargs: Any) -> Any:
+        if getattr(func, _BUILT_IN_GRAPH, False):
+            return [func]
         layer_of = getattr(func, _LAYER_OF, None)
         cls = layer_of(args) if layer_of is not None else None
         if isinstance(cls, type) and issubclass(cls, paddle.autograd.PyLayer) and _reads_changing_state(cls):
@@ -270,6 +283,7 @@ def _install_guards() -> None:
 
 
 _LAYER_OF = "_p2s_layer_of"
+_BUILT_IN_GRAPH = "_p2s_built_in_graph"
 
 
 def one_call_in_graph(layer_of: Callable[[Tuple[Any, ...]], Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -304,6 +318,103 @@ def _one_call_in_graph(fn: Callable[..., Any]) -> Callable[..., Any]:
     # module of a builtin method, None, onto `applier`'s wrapper.
     recorded.__module__ = fn.__module__ or __package__
     # For SOT and for AST conversion (as `paddle.jit.not_to_static`, which `unified` replaces).
+    unified(recorded)
+    return recorded
+
+
+def _cell_value(cell: Any) -> Any:
+    """The value a closure cell holds (an empty cell: itself, which stays as it is)."""
+    try:
+        return cell.cell_contents
+    except ValueError:
+        return cell
+
+
+def _python_value(item: Any) -> Any:
+    """The Python value of SOT's variable `item` (through the cell variables holding it), or
+    `item` itself when it is none."""
+    from paddle.jit.sot.opcode_translator.executor.variables.base import VariableBase
+    from paddle.jit.sot.opcode_translator.executor.variables.basic import CellVariable
+
+    while isinstance(item, CellVariable):
+        item = item.cell_content()
+    return item.get_py_value() if isinstance(item, VariableBase) else item
+
+
+def _as_eager_made(value: Any) -> Any:
+    """`value` as eager would have made it, where SOT made it while simulating the caller: a
+    function whose closure cells hold SOT's variables (3.3.1 opcode_executor.py
+    `attach_new_attribute`: `MAKE_FUNCTION` fills each cell with the cell variable of its value)
+    is rebuilt with each variable's Python value (a Layer, a constant). A function made to be
+    recomputed (PaddleNLP's `recompute(create_custom_forward(layer), ...)`) would otherwise call a
+    variable, which fails; a cell holding a traced tensor has no Python value and still fails
+    (a break: the call runs eagerly)."""
+    from paddle.jit.sot.opcode_translator.executor.variables.base import VariableBase
+
+    if not isinstance(value, types.FunctionType) or not value.__closure__:
+        return value
+    contents = [_cell_value(cell) for cell in value.__closure__]
+    if not any(isinstance(item, VariableBase) for item in contents):
+        return value
+    cells = tuple(item if isinstance(item, types.CellType) else types.CellType(_python_value(item)) for item in contents)
+    rebuilt = types.FunctionType(value.__code__, value.__globals__, value.__name__, value.__defaults__, cells)
+    rebuilt.__kwdefaults__ = value.__kwdefaults__
+    return rebuilt
+
+
+def _eager_made(args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tuple[Tuple[Any, ...], Dict[str, Any]]:
+    """A call's arguments, each as eager would have made it (`_as_eager_made`)."""
+    return tuple(_as_eager_made(value) for value in args), {name: _as_eager_made(value) for name, value in kwargs.items()}
+
+
+def _forget_records(program: Any) -> None:
+    """Drop dy2static's records of `program` (its parameters, its in-place writes), which
+    `graph_tracing_guard` drops only when the build in it returns: a refused build's would stay,
+    keyed by tensor ids a later tensor may take."""
+    records = framework.parameter_recorder()
+    records._global_parameter_recorder.pop(program)
+    records._global_inplace_map.pop(program)
+
+
+def built_in_graph(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark `fn` (the runtime's `recompute`, `recompute_sequential`) so SOT records each call
+    of it as one call of its graph where the release can (`paddle.jit.marker.unified`): SOT
+    neither simulates it (nor Paddle's eager code it calls in dynamic mode) nor breaks at it.
+    `fn` builds its op when SOT infers the call's meta and when it compiles the graph, neither
+    in dynamic mode. The meta is inferred under dy2static's graph tracing, as compiling is
+    (the module docstring says why); a build that raises (a refused function) is SOT's break
+    request, so the call runs eagerly, as `fn` does in dynamic mode. A function SOT made while
+    simulating the caller is given as eager would have made it (`_as_eager_made`). Whether it raises may
+    depend on state SOT does not guard (a layer's `training`: a dropout in train mode is refused,
+    none in eval mode), so SOT infers the meta of every call it records, none served from its
+    cache (`_uncached_meta`): a model run in eval mode, then trained, breaks at the call instead
+    of failing while SOT compiles its graph. Elsewhere `fn` is as given."""
+    unified = framework.sot_unified_marker()
+    if unified is None:
+        return fn
+
+    @functools.wraps(fn)
+    def recorded(*args: Any, **kwargs: Any) -> Any:
+        if paddle.in_dynamic_mode():
+            return fn(*args, **kwargs)
+        if not _in_sot_infer_meta():
+            eager_args, eager_kwargs = _eager_made(args, kwargs)
+            return fn(*eager_args, **eager_kwargs)
+        from paddle.jit.dy2static.utils import graph_tracing_guard
+
+        program = paddle.static.default_main_program()
+        try:
+            with graph_tracing_guard(program), plain_names():
+                eager_args, eager_kwargs = _eager_made(args, kwargs)
+                return fn(*eager_args, **eager_kwargs)
+        except _break_error():
+            raise
+        except Exception as exc:  # noqa: BLE001 - turned into a break: eager raises it again
+            raise break_request(f"building the call raised {type(exc).__name__}: {exc}; the call runs eagerly") from exc
+        finally:
+            _forget_records(program)
+
+    setattr(recorded, _BUILT_IN_GRAPH, True)
     unified(recorded)
     return recorded
 

@@ -656,9 +656,14 @@ case links to its test.
   when its forward reads a parameter directly rather than through its arguments (a recompute
   PyLayer re-running a layer: `real_recompute_function`, `real_recompute_tied_weights`,
   `real_mix_recompute_block`) or when building it raises (the eager call then raises the
-  user's own error). On 2.6.2, which has no marker, SOT breaks the graph cleanly at each
-  PyLayer call and runs it eagerly, as before. Either way every case equals eager
-  (`tests/e2e/test_sot_capture.py` counts the breaks and the eager calls of each). Also kept
+  user's own error). Paddle's own `recompute` and `recompute_sequential` are recorded the same
+  way, as the runtime's recompute op (no break, the memory saving kept; a recomputed function
+  holding a random op is a clean break, run eagerly with eager's random state), where the
+  framework's SOT inlines the non-reentrant form (its saving lost) and breaks in the reentrant
+  one. On 2.6.2, which has no marker, SOT breaks the graph cleanly at each PyLayer call and
+  runs it eagerly, as before, and breaks in Paddle's eager recompute. Either way every case
+  equals eager (`tests/e2e/test_sot_capture.py` counts the breaks and the eager calls of
+  each). Also kept
   out of the graph, and run eagerly once per call as in eager: a call whose forward writes
   Python state (a counter, a list, a dict item, a class attribute: `decorator_forms` and
   `decorators` log their calls), sets `stop_gradient = False` on an input, or reads state that
