@@ -17,7 +17,7 @@ import os
 import subprocess
 import sys
 
-from typing import Any
+from typing import Any, List, Tuple
 
 import numpy as np
 import paddle
@@ -173,14 +173,9 @@ class _Segmented(paddle.nn.Layer):
         return recompute_sequential({"segments": 2, "preserve_rng_state": False}, self.blocks, x).sum()
 
 
-def test_recompute_sequential_in_two_segments_equals_the_model_without_recompute() -> None:
-    """`recompute_sequential` with two segments under to_static: the first segment is one
-    recompute op, and the second takes that segment's output as its input. Compared with the
-    same Sequential run plainly (eager): paddle 3.3.1's own eager `recompute_sequential` passes
-    the last segment `*args` over the rows of that output (a TypeError, or a wrong result with one
-    row), so it is no reference (docs/SUPPORT.md lists the difference)."""
-    import pylayer2static_runtime  # noqa: F401
-
+def _sequential_and_its_gradients() -> Tuple[Any, Any, Any, List[np.ndarray]]:
+    """Four small blocks in a Sequential, an input, and the plain (eager) run's loss and the
+    gradients of the parameters and the input, which are cleared again."""
     paddle.seed(5)
     blocks = paddle.nn.Sequential(*[paddle.nn.Sequential(paddle.nn.Linear(4, 4), paddle.nn.Tanh()) for _ in range(4)])
     x = paddle.to_tensor(np.random.RandomState(0).randn(3, 4).astype("float32"), stop_gradient=False)
@@ -189,6 +184,18 @@ def test_recompute_sequential_in_two_segments_equals_the_model_without_recompute
     expected = [p.grad.numpy().copy() for p in blocks.parameters()] + [x.grad.numpy().copy()]
     blocks.clear_gradients()
     x.clear_gradient()
+    return blocks, x, want, expected
+
+
+def test_recompute_sequential_in_two_segments_equals_the_model_without_recompute() -> None:
+    """`recompute_sequential` with two segments under to_static: the first segment is one
+    recompute op, and the second takes that segment's output as its input. Compared with the
+    same Sequential run plainly (eager): paddle 3.3.1's own eager `recompute_sequential` passes
+    the last segment `*args` over the rows of that output (a TypeError, or a wrong result with one
+    row), so it is no reference (docs/SUPPORT.md lists the difference)."""
+    import pylayer2static_runtime  # noqa: F401
+
+    blocks, x, want, expected = _sequential_and_its_gradients()
     got = paddle.jit.to_static(_Segmented(blocks), full_graph=True)(x)
     got.backward()
     np.testing.assert_allclose(float(got), float(want), rtol=1e-6)
@@ -204,14 +211,7 @@ def test_recompute_sequential_under_sot_equals_the_model_without_recompute() -> 
     and runs eagerly (there it passes the last segment the first one's output as it is)."""
     from paddle.jit.sot.utils.envs import min_graph_size_guard  # paddle 3.3.1 and 2.6.2
 
-    paddle.seed(5)
-    blocks = paddle.nn.Sequential(*[paddle.nn.Sequential(paddle.nn.Linear(4, 4), paddle.nn.Tanh()) for _ in range(4)])
-    x = paddle.to_tensor(np.random.RandomState(0).randn(3, 4).astype("float32"), stop_gradient=False)
-    want = blocks(x).sum()
-    want.backward()
-    expected = [p.grad.numpy().copy() for p in blocks.parameters()] + [x.grad.numpy().copy()]
-    blocks.clear_gradients()
-    x.clear_gradient()
+    blocks, x, want, expected = _sequential_and_its_gradients()
     with min_graph_size_guard(0):
         got = paddle.jit.to_static(_Segmented(blocks), full_graph=False)(x)
         got.backward()
