@@ -32,10 +32,11 @@ whether to convert it; for a paddle API that question lists every member of a do
 most of what a small body cost beyond its ops. `install` keeps the answer "as it is" for a
 function a body called, the one answer the framework's test can give it again.
 """
+import contextlib
 import functools
 import inspect
 import types
-from typing import Any, Callable, Dict, List, Set, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Set, Tuple
 
 from . import adapter, framework, patch
 from .core import scope
@@ -215,22 +216,31 @@ def _recorded_keys(owners: List[Any]) -> Dict[Tuple[int, str], Set[int]]:
             for name, table in vars(owner).items() if isinstance(table, dict)}
 
 
+@contextlib.contextmanager
+def records_forgotten_on_error() -> Iterator[None]:
+    """While a build runs: what dy2static records of the programs it makes (their parameters and
+    in-place writes, by `id(program)`, every IR's: `adapter.program_records`) is dropped if it
+    raises; nothing pops or reads those records any more, and a later program given the freed id
+    would inherit them."""
+    owners = adapter.program_records()
+    before = _recorded_keys(owners)
+    try:
+        yield
+    except BaseException:
+        for (number, name), keys in _recorded_keys(owners).items():
+            table = getattr(owners[number], name)  # an in-place map's table is replaced when restored
+            for key in keys - before.get((number, name), set()):
+                del table[key]
+        raise
+
+
 def _forgetting_failed_builds(build: Callable[..., Any]) -> Callable[..., Any]:
-    """`build`, which drops what dy2static recorded during it when it raises (the records
-    of the programs it made, which nothing pops or reads any more)."""
+    """`build`, which drops what dy2static recorded during it when it raises."""
 
     @functools.wraps(build)
     def build_or_forget(*args: Any, **kwargs: Any) -> Any:
-        owners = adapter.program_records()
-        before = _recorded_keys(owners)
-        try:
+        with records_forgotten_on_error():
             return build(*args, **kwargs)
-        except BaseException:
-            for (number, name), keys in _recorded_keys(owners).items():
-                table = getattr(owners[number], name)  # an in-place map's table is replaced when restored
-                for key in keys - before.get((number, name), set()):
-                    del table[key]
-            raise
 
     return build_or_forget
 

@@ -69,7 +69,7 @@ both (there only) through an all-reduce and a slice.
 import functools
 import inspect
 import types
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import paddle
 
@@ -109,15 +109,15 @@ def _model_parallel_group(name: str) -> Any:
     return hcg.get_model_parallel_group()
 
 
-def _ir(name: str, group: Any) -> Any:
-    """The adapter of the program being built; a contract error naming class `name` where its
-    static collectives cannot run on `group` (`IrAdapter.collective_group`)."""
+def _ir(name: str, group: Any) -> Tuple[Any, Any]:
+    """The adapter of the program being built and the group its static collectives take for
+    `group` (`IrAdapter.collective_group`); a contract error naming class `name` where they
+    cannot run on it."""
     ir = adapter.adapter_for_program(inside_backward=False)
     try:
-        ir.collective_group(group)
+        return ir, ir.collective_group(group)
     except ValueError as exc:
         raise contract_error(_paddle_class(name), str(exc)) from None
-    return ir
 
 
 @paddle.jit.not_to_static
@@ -138,7 +138,8 @@ def all_gather(name: str, x: Any) -> Any:
     if group.nranks == 1:
         return paddle.assign(x)
     parts: List[Any] = []
-    dist.all_gather(parts, x, group=_ir(name, group).collective_group(group))
+    _, static_group = _ir(name, group)
+    dist.all_gather(parts, x, group=static_group)
     return paddle.concat(parts, axis=0)
 
 
@@ -149,7 +150,8 @@ def reduce_scatter(name: str, x: Any) -> Any:
     group = _model_parallel_group(name)
     if group.nranks == 1:
         return paddle.assign(x)
-    return _ir(name, group).reduce_scatter(x, group)
+    ir, _ = _ir(name, group)
+    return ir.reduce_scatter(x, group)
 
 
 def _twin(name: str, forward_body: Callable[[str, Any], Any], backward_body: Callable[[str, Any], Any]) -> type:

@@ -52,7 +52,7 @@ from typing import Any, Dict, Iterator, List, Tuple
 
 import paddle
 
-from . import body, builders, framework, patch, sot
+from . import builders, framework, patch, sot
 from .core.errors import PyLayerContractError
 
 _OWN_KEYWORDS = ("use_reentrant", "preserve_rng_state", "offload_indices")
@@ -161,12 +161,6 @@ class StaticRecompute(paddle.autograd.PyLayer):
         # A parameter the function holds but did not use gets zeros, not None: autodiff cannot add
         # a null gradient to the one the parameter gets elsewhere (paddle 3.3.1 `add_n`).
         result += [paddle.zeros_like(p) if g is None else g for p, g in zip(params, found)]
-        # The gradients read after the re-run's outputs: paddle 3.3.1's dead-code pass drops a
-        # re-run op nothing reads, taking with it the saved-tensor pipe of a PyLayer applied in
-        # the function whose gradient op still pops it ("inlet value ... used only once").
-        first = next((i for i, g in enumerate(result) if g is not None), None)
-        if first is not None:
-            result[first] = body.read_after([result[first]], outputs)[0]
         return tuple(result)
 
 

@@ -90,7 +90,7 @@ from typing import Any, Callable, Dict, List, Tuple
 
 import paddle
 
-from . import framework, patch
+from . import dy2static, framework, patch
 from .convert import plain_names
 from .core import purity, scope, writes
 
@@ -367,15 +367,6 @@ def _eager_made(args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tuple[Tuple[An
     return tuple(_as_eager_made(value) for value in args), {name: _as_eager_made(value) for name, value in kwargs.items()}
 
 
-def _forget_records(program: Any) -> None:
-    """Drop dy2static's records of `program` (its parameters, its in-place writes), which
-    `graph_tracing_guard` drops only when the build in it returns: a refused build's would stay,
-    keyed by tensor ids a later tensor may take."""
-    records = framework.parameter_recorder()
-    records._global_parameter_recorder.pop(program)
-    records._global_inplace_map.pop(program)
-
-
 def built_in_graph(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Mark `fn` (the runtime's `recompute`, `recompute_sequential`) so SOT records each call
     of it as one call of its graph where the release can (`paddle.jit.marker.unified`): SOT
@@ -402,17 +393,17 @@ def built_in_graph(fn: Callable[..., Any]) -> Callable[..., Any]:
             return fn(*eager_args, **eager_kwargs)
         from paddle.jit.dy2static.utils import graph_tracing_guard
 
-        program = paddle.static.default_main_program()
         try:
-            with graph_tracing_guard(program), plain_names():
+            # graph tracing drops the scratch program's records when the build returns; a refused
+            # build's go too (`dy2static.records_forgotten_on_error`)
+            with dy2static.records_forgotten_on_error(), graph_tracing_guard(paddle.static.default_main_program()), \
+                    plain_names():
                 eager_args, eager_kwargs = _eager_made(args, kwargs)
                 return fn(*eager_args, **eager_kwargs)
         except _break_error():
             raise
         except Exception as exc:  # noqa: BLE001 - turned into a break: eager raises it again
             raise break_request(f"building the call raised {type(exc).__name__}: {exc}; the call runs eagerly") from exc
-        finally:
-            _forget_records(program)
 
     setattr(recorded, _BUILT_IN_GRAPH, True)
     unified(recorded)
