@@ -160,6 +160,13 @@ PATCHES: Dict[str, Patch] = {
         "paddle.jit.sot.infer_meta.InferMetaCache.key_fn", "sot.py", "process",
         "paddle 3.3.1 python/paddle/jit/sot/infer_meta.py, utils/utils.py `Cache`, "
         "opcode_translator/executor/side_effects.py"),
+    "sot.VariableFactory.from_value": Patch(
+        "paddle.jit.sot.opcode_translator.executor.variables.base.VariableFactory.from_value", "sot.py", "process",
+        "paddle 3.3.1 python/paddle/jit/sot/opcode_translator/executor/variables/base.py, variables/basic.py "
+        "`ParameterVariable`, symbolic/statement_ir.py `ParametersHolder`"),
+    "sot.compile_cache.compile_sir": Patch(
+        "paddle.jit.sot.symbolic.compile_cache.compile_sir", "sot.py", "process",
+        "paddle 3.3.1 python/paddle/jit/sot/symbolic/compile_cache.py, interpreter.py `compile_sir`, `prepare_state`"),
     "pir.hooks.PartialProgramLayer._append_backward": Patch(
         "paddle.jit.dy2static.pir_partial_program.PartialProgramLayer._append_backward", "pir/hooks.py", "process",
         "paddle 3.3.1 python/paddle/jit/dy2static/pir_partial_program.py (`_append_backward_desc` in 3.0.0)"),

@@ -31,13 +31,12 @@ meta, the runtime raises SOT's own break request (3.3.1 jit/sot/utils/exceptions
 of the calling opcode), so SOT breaks the graph at that call and runs it eagerly, as 2.6.2
 does every PyLayer call. Its reason, in SOT's break-reason report, starts "pylayer2static:".
 The runtime does so when
-- forward reads an eager tensor directly, not through its arguments (a layer's parameter
-  reached through a bound method, a closure or a Layer passed in, as recompute PyLayers do):
-  SOT makes the parameters it traces inputs of its graph (`pd_op.data`), while a tensor read
-  inside the call becomes a program parameter of its own (dy2static's parameter recorder),
-  so one parameter is two values in one program, and a recompute backward's `paddle.grad`
-  over the saved parameter finds no path to what the re-run forward computed: a gradient is
-  lost, or the build fails;
+- forward reads an eager tensor that is no parameter directly, not through its arguments (a
+  layer's buffer, a tensor a closure holds): SOT makes the tensors it traces inputs of its
+  graph (`pd_op.data`), while a tensor read inside the call becomes a program value of its own
+  (dy2static's parameter recorder), so one tensor would be two values in one program, and a
+  backward taking `paddle.grad` over the one it was given would find no path to what forward
+  computed from the other;
 - building it raises (a user's error in forward, a contract violation): eagerly, the call then
   raises the user's own exception from the user's own line, as it did before;
 - forward (or a PyLayer applied inside it) writes Python state (`core/writes.py`: a counter on
@@ -52,6 +51,21 @@ The runtime does so when
   applied only when its graph has run): the body would read the old value. Such a call is
   never served from SOT's cache of inferred metas (3.3.1 infer_meta.py `InferMetaCache`), so the
   check is made at every call (`_uncached_meta`).
+
+A parameter forward reads directly (a recompute PyLayer re-running a layer's method or a Layer
+passed in, its parameters passed too, as `*args`) is no reason to keep the call out. SOT makes
+each parameter it traces an input of its graph, its variable named by a symbol; the runtime files
+that symbol and parameter in the graph's `ParametersHolder` (3.3.1 symbolic/statement_ir.py,
+which SOT itself fills only in its parameters' persistent mode: `_parameters_held`). As SOT
+compiles the graph (`_compiled_with_parameters`), each argument of a recorded call that is the
+graph's input for a parameter is given as the program's parameter instead
+(`_as_program_parameters`): the value forward's direct read gives, and the re-run in backward
+(which reads the program's parameter by name: pir/adapter.py `_traced_parameters`), so the op
+takes, re-runs on and `paddle.grad` differentiates over one value, as under AST. Where the
+model's own code reads that parameter outside the call too (a tied weight), SOT's input and the
+program's parameter are two values of one tensor's data, whose gradients the eager parameter
+adds up. While SOT infers the call's meta the values are a scratch program's and the parameter
+read there is one more: only the outputs' shapes are asked of that build.
 
 SOT infers a meta under a unique-name generator with a prefix of its own, which made the names
 dy2static gives what it adds to converted code miss their prefix test: a body with a `for` inside
@@ -213,7 +227,8 @@ def _build_for_sot(fn: Callable[..., Any], args: Any, kwargs: Any) -> Any:
     read: List[str] = []
 
     def get(program: Any, tensor: Any) -> Any:
-        read.append(tensor.name)
+        if not isinstance(tensor, paddle.base.framework.EagerParamBase):
+            read.append(tensor.name)
         return convert(program, tensor)
 
     try:
@@ -232,8 +247,8 @@ def _build_for_sot(fn: Callable[..., Any], args: Any, kwargs: Any) -> Any:
     if read:
         raise break_request(
             f"forward reads {', '.join(sorted(set(read)))} directly, not through its arguments; "
-            "in SOT's graph that tensor would be two values (SOT's input and a program "
-            "parameter): the call runs eagerly"
+            "in SOT's graph that tensor would be two values (SOT's input and one of the "
+            "call's own): the call runs eagerly"
         )
     return out
 
@@ -309,7 +324,10 @@ def _one_call_in_graph(fn: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(fn)
     def recorded(*args: Any, **kwargs: Any) -> Any:
-        if scope.current().sot_recording or not _in_sot_infer_meta():
+        current = scope.current()
+        if current.sot_graph_parameters is not None and not current.sot_recording:
+            args, kwargs = _as_program_parameters(current.sot_graph_parameters, args, kwargs)
+        if current.sot_recording or not _in_sot_infer_meta():
             return fn(*args, **kwargs)
         return _build_for_sot(fn, args, kwargs)
 
@@ -320,6 +338,69 @@ def _one_call_in_graph(fn: Callable[..., Any]) -> Callable[..., Any]:
     # For SOT and for AST conversion (as `paddle.jit.not_to_static`, which `unified` replaces).
     unified(recorded)
     return recorded
+
+
+def _as_program_parameters(graph_parameters: Any, args: Tuple[Any, ...],
+                           kwargs: Dict[str, Any]) -> Tuple[Tuple[Any, ...], Dict[str, Any]]:
+    """A recorded call's arguments as SOT compiles its graph, each input of the graph that
+    stands for a parameter (`graph_parameters`: SOT's `ParametersHolder`, symbol to parameter,
+    `_parameters_held`) replaced by the program's parameter: the value the call's forward and
+    its re-run in backward read when they read that parameter directly (the module docstring
+    says why)."""
+    recorder = framework.parameter_recorder()._global_parameter_recorder
+    program = paddle.static.default_main_program()
+
+    def program_parameter(value: Any) -> Any:
+        op = value.get_defining_op() if isinstance(value, paddle.pir.Value) else None
+        if op is None or op.name() != "pd_op.data":
+            return value
+        parameter = graph_parameters._params.get(op.attrs()["name"])
+        return value if parameter is None else recorder.get(program, parameter)
+
+    def each(value: Any) -> Any:
+        if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+            return type(value)(each(item) for item in value)
+        if isinstance(value, dict):
+            return {key: each(item) for key, item in value.items()}
+        return program_parameter(value)
+
+    return tuple(each(value) for value in args), {name: each(value) for name, value in kwargs.items()}
+
+
+def _parameters_held(from_value: Callable[..., Any]) -> Callable[..., Any]:
+    """`VariableFactory.from_value`, also filing each parameter SOT makes a variable of in its
+    graph's `ParametersHolder` by its symbol (paddle 3.3.1 variables/basic.py
+    `ParameterVariable.from_value` files it there only in the parameters' persistent mode, where
+    they are no inputs of the graph; the holder is weak and read by SOT in that mode only)."""
+    from paddle.jit.sot.opcode_translator.executor.variables.basic import ParameterVariable
+
+    @functools.wraps(from_value)
+    def made(value: Any, graph: Any, tracker: Any) -> Any:
+        variable = from_value(value, graph, tracker)
+        if isinstance(variable, ParameterVariable) and isinstance(value, paddle.base.framework.EagerParamBase):
+            graph.parameters_holder.set(variable.get_symbol().name, value)
+        return variable
+
+    return made
+
+
+def _compiled_with_parameters(compile_sir: Callable[..., Any]) -> Callable[..., Any]:
+    """`compile_sir`, its graph function built with the graph's parameters in the build scope
+    (`sot_graph_parameters`), for `_as_program_parameters`."""
+
+    @functools.wraps(compile_sir)
+    def compiled(builder: Any, name: str, parameters_holder: Any) -> Any:
+        run = compile_sir(builder, name, parameters_holder)
+
+        @paddle.jit.not_to_static
+        @functools.wraps(run)
+        def graph_function(args: Any) -> Any:
+            with scope.entered(sot_graph_parameters=parameters_holder):
+                return run(args)
+
+        return graph_function
+
+    return compiled
 
 
 def _cell_value(cell: Any) -> Any:
@@ -418,5 +499,10 @@ def install() -> None:
     if framework.sot_unified_marker() is not None:
         from paddle.jit.sot.infer_meta import InferMetaCache
 
+        from paddle.jit.sot.opcode_translator.executor.variables.base import VariableFactory
+        from paddle.jit.sot.symbolic import compile_cache
+
         _install_guards()
         patch.install("sot.InferMetaCache.key_fn", InferMetaCache, "key_fn", _uncached_meta)
+        patch.install("sot.VariableFactory.from_value", VariableFactory, "from_value", _parameters_held)
+        patch.install("sot.compile_cache.compile_sir", compile_cache, "compile_sir", _compiled_with_parameters)

@@ -2,9 +2,10 @@
 training step of 8 pre-LN transformer blocks (hidden 512, batch 32, sequence 64) under
 `to_static` (AST), each block recomputed (a CheckpointFunction-style PyLayer; fleet's
 `recompute`, reentrant and not) against the same model without recompute; where SOT records
-recompute as one call of its graph (paddle 3.3.1, `paddle.jit.marker.unified`), fleet's
-non-reentrant form under SOT (`full_graph=False`) against SOT's run without recompute too (the
-form SOT inlined before, its saving lost; the reentrant one is the same op there).
+recompute as one call of its graph (paddle 3.3.1, `paddle.jit.marker.unified`), the PyLayer and
+fleet's non-reentrant form under SOT (`full_graph=False`) against SOT's run without recompute
+too (the PyLayer ran eagerly there before, and SOT inlined fleet's non-reentrant form, its saving
+lost; the reentrant one is the same op there).
 `sh tests/bench/recompute.sh` runs it once per framework version.
 
     python recompute.py BIN [--repeat N] [--out FILE]
@@ -31,7 +32,7 @@ from report import emit
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(os.path.dirname(HERE), "e2e", "special", "recompute_memory.py")
 AST_FORMS = (("none", "ast"), ("user", "ast"), ("fleet", "ast"), ("fleet_nr", "ast"))
-SOT_FORMS = (("none", "sot"), ("fleet_nr", "sot"))
+SOT_FORMS = (("none", "sot"), ("user", "sot"), ("fleet_nr", "sot"))
 LABELS = {"user": "CheckpointFunction-style PyLayer", "fleet": "fleet recompute (reentrant)",
           "fleet_nr": "fleet recompute (use_reentrant=False)"}
 HIDDEN, BATCH = 512, 32

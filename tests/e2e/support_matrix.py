@@ -651,11 +651,14 @@ case links to its test.
   of the table): on releases whose `paddle.jit.marker` has `unified` (3.3.1), SOT records each
   PyLayer call as one call of its graph, the runtime building the `pylayer` op in SOT's
   program, so a model that breaks SOT's graph nowhere else is one subgraph; the framework's
-  SOT, which cannot trace a PyLayer, breaks the graph at every call instead. A call is kept out
-  of the graph, a clean break that SOT's break-reason report gives as `pylayer2static: ...`,
-  when its forward reads a parameter directly rather than through its arguments (a recompute
-  PyLayer re-running a layer: `real_recompute_function`, `real_recompute_tied_weights`,
-  `real_mix_recompute_block`) or when building it raises (the eager call then raises the
+  SOT, which cannot trace a PyLayer, breaks the graph at every call instead. A recompute
+  PyLayer re-running a layer, whose forward reads the layer's parameters directly as well as
+  through its arguments (`real_recompute_function`, `real_recompute_tied_weights`,
+  `real_mix_recompute_block`, `real_checkpoint_nested_swiglu`), is recorded too, its re-run in
+  backward differentiating over the parameters the op takes. A call is kept out of the graph,
+  a clean break that SOT's break-reason report gives as `pylayer2static: ...`, when its forward
+  reads a tensor that is no parameter (a buffer) directly rather than through its arguments,
+  or when building it raises (the eager call then raises the
   user's own error). Paddle's own `recompute` and `recompute_sequential` are recorded the same
   way, as the runtime's recompute op (no break, the memory saving kept; a recomputed function
   holding a random op is a clean break, run eagerly with eager's random state), where the

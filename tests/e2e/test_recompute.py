@@ -7,10 +7,12 @@ each in a fresh process run by `pylayer2static run`. The losses and a gradient e
 run's, and the peak of the host allocator is at most 0.6x the plain run's: a backward that
 re-runs its block reads its saved input only once its output gradient exists, so the executor
 cannot start every block's re-run as soon as forward is done (which spent all the memory back:
-0.98x before). Both pinned versions. Under SOT fleet's recompute (both forms) trains bit for bit as
-eager (the parameters after the steps, the input's gradient), and on 3.3.1, where SOT records it as
-one call of its graph, peaks at most 0.6x SOT's run without recompute (before, SOT inlined the
-non-reentrant form: no saving); test_sot_capture.py counts its graph breaks (none).
+0.98x before). Both pinned versions. Under SOT fleet's recompute (both forms) and the
+CheckpointFunction-style PyLayer train bit for bit as eager (the parameters after the steps, the
+input's gradient), and on 3.3.1, where SOT records each as one call of its graph, peak at most
+0.6x SOT's run without recompute (before, SOT inlined fleet's non-reentrant form: no saving; and
+ran the PyLayer eagerly, its forward reading the block's parameters directly);
+test_sot_capture.py counts their graph breaks.
 """
 import json
 import os
@@ -75,13 +77,14 @@ def test_recompute_saves_memory(plain: dict, form: str) -> None:
     assert ratio <= LIMIT, f"{form}: peak is {ratio:.2f}x the plain run's {plain['peak_mb']:.0f} MB (least of 3 runs)"
 
 
-@pytest.mark.parametrize("form", ["fleet", "fleet_nr"])
+@pytest.mark.parametrize("form", ["user", "fleet", "fleet_nr"])
 def test_recompute_under_sot_trains_as_eager_and_saves_memory(eager_plain: dict, sot_plain: dict, form: str) -> None:
-    """Under SOT (`to_static(full_graph=False)`) fleet's recompute trains bit for bit as eager
+    """Under SOT (`to_static(full_graph=False)`) each recompute form trains bit for bit as eager
     without recompute (the parameters after 3 steps and the input's gradient), and on releases
     where SOT records it as one call of its graph (paddle 3.3.1: `paddle.jit.marker.unified`) keeps
     the saving: peak at most 0.6x SOT's run without recompute. Without the marker (2.6.2) SOT
-    simulates Paddle's eager recompute, breaks in it and runs it eagerly (eager's own saving)."""
+    breaks the graph at the PyLayer call, or simulates Paddle's eager recompute and breaks in it,
+    and runs it eagerly (eager's own saving)."""
     got = _run(form, "sot")
     assert got["losses"] == eager_plain["losses"]
     assert got["trained"] == eager_plain["trained"], f"{form}: training under SOT differs from eager's"

@@ -44,6 +44,9 @@ class BuildScope:
     """How many followed in-place API calls are running (their own warning is expected)."""
     sot_recording: bool = False
     """Whether a call SOT records is being built (a PyLayer applied inside it is part of it)."""
+    sot_graph_parameters: Any = None
+    """While SOT compiles a graph: its `ParametersHolder`, the parameters its inputs stand for
+    by symbol (`sot._as_program_parameters`); else None."""
     export_records: Optional[Dict[str, Dict[str, Any]]] = None
     """The call records of the export being saved, else None (`pir/export.py`)."""
 
