@@ -96,6 +96,13 @@ class IrAdapter(Protocol):
     def copy(self, value: Any) -> Any:
         """A new tensor of the block being built holding `value`'s value."""
 
+    def op_mark(self) -> Any:
+        """Where the block being built stands, for `take_back_ops` (`written.py`)."""
+
+    def take_back_ops(self, mark: Any) -> None:
+        """Remove the ops appended to the block being built since `mark`, with what they made
+        (a body built as written, then refused: `written.py`; it made no block of its own)."""
+
     def collective_group(self, group: Any) -> Any:
         """What to pass as `group` to a static collective over `group`'s ranks (`dist.all_gather`);
         a ValueError saying why where the IR's static collectives cannot run on that group."""

@@ -122,6 +122,25 @@ def restored(ctx: StaticContext, saved: Tuple[Any, ...], tensor_attrs: Dict[str,
         object.__setattr__(ctx, name, value)
 
 
+def checkpoint(ctx: StaticContext) -> Tuple[Dict[str, Any], Tuple[Any, ...], Dict[str, Any], List[Any], List[Any]]:
+    """What `ctx` holds now, for `rewind`."""
+    state = state_of(ctx)
+    attrs = {name: value for name, value in vars(ctx).items() if name != _STATE}
+    return attrs, state.saved, dict(state.tensor_attrs), list(state.non_differentiable), list(state.not_inplace)
+
+
+def rewind(ctx: StaticContext, held: Tuple[Dict[str, Any], Tuple[Any, ...], Dict[str, Any], List[Any], List[Any]]) -> None:
+    """Make `ctx` hold again what it held at `checkpoint` (a body run as written, then refused)."""
+    attrs, saved, tensor_attrs, non_differentiable, not_inplace = held
+    for name in [name for name in vars(ctx) if name != _STATE and name not in attrs]:
+        object.__delattr__(ctx, name)
+    for name, value in attrs.items():
+        object.__setattr__(ctx, name, value)
+    state = state_of(ctx)
+    state.saved, state.tensor_attrs = saved, dict(tensor_attrs)
+    state.non_differentiable, state.not_inplace = list(non_differentiable), list(not_inplace)
+
+
 def carried_leaves(state: _State) -> List[Any]:
     """The tensors to carry from forward to backward, in a fixed order."""
     return [leaf for leaf in structure.flatten(state.carried()) if state.is_tensor(leaf)]

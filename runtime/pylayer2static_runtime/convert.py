@@ -14,7 +14,8 @@ decorators, and the decorated object is rebuilt around the converted function: e
 wrapper, closure and decorator object is copied with the user's function replaced, and runs
 natively, exactly as eager runs it. Straight-line code the conversion would not change runs
 as written, and such code reading `x.shape` with those reads made as the conversion makes
-them (`unconverted.py`).
+them (`unconverted.py`); a body with control flow is built as written first, its reads made
+as the conversion makes them, and converted only when that is refused (`written.py`).
 
 dy2static names what it adds to converted code (the iterator of a `for`, the branches of an
 `if`) with the framework's unique-name generator and recognises its own names by their prefix
@@ -35,9 +36,9 @@ import types
 import weakref
 from typing import Any, Callable, Dict, Iterator, List, Optional
 
-from . import framework
+from . import framework, written
 from .dy2static import restore_mangling
-from .unconverted import SHAPE_NAME, plain_body, shape_reads
+from .unconverted import LOAD_NAME, SHAPE_NAME, loads, plain_body, shape_reads, written_body
 
 _CONVERTED: "weakref.WeakKeyDictionary[Any, Callable[..., Any]]" = weakref.WeakKeyDictionary()
 _SEARCH_DEPTH = 16
@@ -177,7 +178,7 @@ def _with_shape_reads(fn: types.FunctionType, tree: ast.FunctionDef) -> types.Fu
     (`unconverted.shape_reads`): in `fn`'s file at its lines, reading `fn`'s globals and
     closure cells, with its defaults and mangled names; `convert_shape` bound as the factory's
     argument, never a global of the user's module."""
-    from paddle.jit.dy2static.convert_operators import convert_shape
+    from paddle.jit.dy2static.convert_operators import convert_load, convert_shape
 
     tree.decorator_list = []
     tree.returns = None
@@ -187,14 +188,14 @@ def _with_shape_reads(fn: types.FunctionType, tree: ast.FunctionDef) -> types.Fu
     for arg in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]:
         if arg is not None:
             arg.annotation = None
-    free = [ast.arg(name) for name in (SHAPE_NAME, *fn.__code__.co_freevars)]
+    free = [ast.arg(name) for name in (SHAPE_NAME, LOAD_NAME, *fn.__code__.co_freevars)]
     factory = ast.FunctionDef(
         name="_p2s_factory", args=ast.arguments(posonlyargs=[], args=free, kwonlyargs=[], kw_defaults=[], defaults=[]),
         body=[tree, ast.Return(ast.Name(tree.name, ast.Load()))], decorator_list=[])
     module = ast.Module([ast.copy_location(factory, tree)], [])
     namespace: Dict[str, Any] = {}
     exec(compile(ast.fix_missing_locations(module), fn.__code__.co_filename, "exec"), fn.__globals__, namespace)
-    made = _with_cells_of(fn, namespace["_p2s_factory"](convert_shape, *[None] * len(fn.__code__.co_freevars)))
+    made = _with_cells_of(fn, namespace["_p2s_factory"](convert_shape, convert_load, *[None] * len(fn.__code__.co_freevars)))
     made.__defaults__ = fn.__defaults__
     made.__kwdefaults__ = fn.__kwdefaults__
     made.__qualname__ = fn.__qualname__
@@ -283,12 +284,20 @@ def static_function(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
     tree = plain_body(user)
     if tree is not None and not shape_reads(tree):
         result = fn
+    elif tree is not None:
+        result = _rebuilt(fn, user, _with_shape_reads(user, tree))
     else:
-        try:
-            converted = _converted_without_decorators(user) if tree is None else _with_shape_reads(user, tree)
-        except (OSError, TypeError):  # no source to convert (e.g. built with exec): run as is
-            return fn
-        result = _rebuilt(fn, user, converted)
+        tree = written_body(user)
+        if tree is not None and written.may_try(user, tree):
+            shape_reads(tree)
+            loads(tree)
+            result = written.WrittenFirst(_rebuilt(fn, user, _with_shape_reads(user, tree)),
+                                          lambda: _rebuilt(fn, user, _converted_without_decorators(user)))
+        else:
+            try:
+                result = _rebuilt(fn, user, _converted_without_decorators(user))
+            except (OSError, TypeError):  # no source to convert (e.g. built with exec): run as is
+                return fn
     try:
         _CONVERTED[fn] = result
     except TypeError:

@@ -31,7 +31,7 @@ import functools
 import inspect
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
-from . import body, context, inplace, replay, sot
+from . import body, context, inplace, replay, sot, written
 from .adapter import IrAdapter, adapter_for_program
 from .convert import static_function
 from .core import purity, regrad, scope, structure
@@ -74,6 +74,7 @@ class PyLayerOp:
 
     def build(self, forward: Callable[..., Any], backward: Callable[..., Any]) -> Any:
         """Append the op to the program being built; return forward's outputs."""
+        written.check_nested_build()
         current = scope.current()
         adapter = adapter_for_program(inside_backward=current.backward_depth > 0)
         if current.sot_recording:
@@ -188,10 +189,14 @@ class _Build:
         arguments = structure.pack_as(self.layout.arguments, self.inputs.flat.with_tensors(list(tensors)))
         args, kwargs = self.layout.forward_call(list(arguments))
         stopped = [value.stop_gradient for value in tensors]
-        with self.forward_body.built(list(tensors)), body.converted_code_semantics(self.adapter), \
-                body.body_rules(self.cls, "forward", self.adapter, list(tensors)), body.eager_forward_grad_mode(self.adapter):
-            out = structure.map_leaves(inplace.latest, self.forward(self.ctx, *args, **kwargs))
-            carried = [inplace.latest(value) for value in context.carried_leaves(self.state)]
+
+        def build(forward: Callable[..., Any]) -> Tuple[Any, List[Any]]:
+            with self.forward_body.built(list(tensors)), body.converted_code_semantics(self.adapter), \
+                    body.body_rules(self.cls, "forward", self.adapter, list(tensors)), body.eager_forward_grad_mode(self.adapter):
+                result = structure.map_leaves(inplace.latest, forward(self.ctx, *args, **kwargs))
+                return result, [inplace.latest(value) for value in context.carried_leaves(self.state)]
+
+        out, carried = written.run(self.forward, build, self.adapter, self._rewinding(list(tensors), stopped))
         self._flipped_inputs([i for i, value in enumerate(tensors) if stopped[i] and not value.stop_gradient])
         flat = flat_slots(result_items(out), self.adapter.is_tensor)
         if not flat.slots:
@@ -294,12 +299,15 @@ class _Build:
         self._check_backward_arity(len(slot_grads))
         # A backward built inside a forward (the legacy IR builds a nested op's with it) is
         # no forward body: its ops are built as backward's own.
-        with backward.built(restored + list(grads)):
-            with scope.entered(backward_depth=scope.current().backward_depth + 1, forward_mode=None), \
-                    body.converted_code_semantics(self.adapter), body.eager_backward_grad_mode(), \
-                    body.no_autograd_backward(), body.body_rules(self.cls, "backward", self.adapter, []):
-                result = structure.map_leaves(inplace.latest, self.static_backward(self.ctx, *slot_grads))
-            flat = self._input_grads(result)
+        def build(static_backward: Callable[..., Any]) -> List[Any]:
+            with backward.built(restored + list(grads)):
+                with scope.entered(backward_depth=scope.current().backward_depth + 1, forward_mode=None), \
+                        body.converted_code_semantics(self.adapter), body.eager_backward_grad_mode(), \
+                        body.no_autograd_backward(), body.body_rules(self.cls, "backward", self.adapter, []):
+                    result = structure.map_leaves(inplace.latest, static_backward(self.ctx, *slot_grads))
+                return self._input_grads(result)
+
+        flat = written.run(self.static_backward, build, self.adapter, self._rewinding(restored, None))
         if self.adapter.foreign_value(flat) is not None:
             raise contract_error(
                 self.cls,
@@ -311,6 +319,19 @@ class _Build:
             )
         backward.keep(flat)
         return self._own_gradients(flat)
+
+    def _rewinding(self, values: List[Any], stopped: Optional[List[bool]]) -> Callable[[], None]:
+        """What makes ctx, and the flags of `values` (`stopped`: as they were; None: as they are
+        now), as they are now again after a body run as written was refused (`written.run`)."""
+        held = context.checkpoint(self.ctx)
+        flags = [value.stop_gradient for value in values] if stopped is None else list(stopped)
+
+        def rewind() -> None:
+            context.rewind(self.ctx, held)
+            for value, flag in zip(values, flags):
+                value.stop_gradient = flag
+
+        return rewind
 
     def _own_gradients(self, flat: List[Any]) -> List[Any]:
         """Each input's gradient (or None) as a value of its own.

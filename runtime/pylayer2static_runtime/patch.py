@@ -204,6 +204,12 @@ PATCHES: Dict[str, Patch] = {
     "pir.adapter.parameter_recorder.get": Patch(
         "paddle.jit.dy2static.parameter_recorder.ParametersRecorder.get (the recorder's)", "pir/adapter.py", "build",
         "paddle 3.3.1 python/paddle/jit/dy2static/parameter_recorder.py, pir_partial_program.py `_append_backward`"),
+    "written.refusals": Patch(
+        "the static value classes' `__bool__`, `__index__`, `__int__`, `__float__`, `__complex__`, `__len__`, "
+        "`__iter__`, `__setitem__`, `__str__`, `__repr__`, `__format__`; paddle.base.framework.Program._create_block",
+        "written.py", "build",
+        f"{_BOTH} python/paddle/pir/math_op_patch.py, base/layers/math_op_patch.py, jit/dy2static/transformers/ "
+        "(what the conversion rewrites), base/framework.py `Program._create_block`"),
     "sot.parameter_recorder.get": Patch(
         "paddle.jit.dy2static.parameter_recorder.ParametersRecorder.get (the recorder's)", "sot.py", "build",
         "paddle 3.3.1 python/paddle/jit/dy2static/parameter_recorder.py, jit/sot/infer_meta.py"),

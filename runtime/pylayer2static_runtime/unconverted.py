@@ -108,11 +108,9 @@ def _reads_shape(node: ast.AST) -> bool:
         and not (isinstance(node.value, ast.Name) and node.value.id == "paddle")
 
 
-def plain_body(fn: types.FunctionType) -> Optional[ast.FunctionDef]:
+def written_body(fn: types.FunctionType) -> Optional[ast.FunctionDef]:
     """The definition of `fn`, a forward or backward as the user wrote it, parsed (its lines
-    those of its file), when it runs without the conversion: as written, or with its
-    `.shape` reads rewritten (`shape_reads`); None when it needs the conversion (see the
-    module docstring)."""
+    those of its file); None when its source cannot be read, or is too long to parse twice."""
     try:
         source = textwrap.dedent(inspect.getsource(fn))
     except (OSError, TypeError):
@@ -124,10 +122,18 @@ def plain_body(fn: types.FunctionType) -> Optional[ast.FunctionDef]:
     except SyntaxError:
         return None
     tree = module.body[0] if module.body else None
-    if not isinstance(tree, ast.FunctionDef) or tree.name != fn.__code__.co_name or not _plain(tree, fn.__globals__):
+    if not isinstance(tree, ast.FunctionDef) or tree.name != fn.__code__.co_name:
         return None
     ast.increment_lineno(tree, fn.__code__.co_firstlineno - 1)
     return tree
+
+
+def plain_body(fn: types.FunctionType) -> Optional[ast.FunctionDef]:
+    """`written_body(fn)` when it runs without the conversion: as written, or with its
+    `.shape` reads rewritten (`shape_reads`); None when it needs the conversion (see the
+    module docstring)."""
+    tree = written_body(fn)
+    return tree if tree is not None and _plain(tree, fn.__globals__) else None
 
 
 SHAPE_NAME = "_p2s_convert_shape"
@@ -140,6 +146,41 @@ class _ShapeReads(ast.NodeTransformer):
         if not _reads_shape(node):
             return node
         return ast.copy_location(ast.Call(ast.Name(SHAPE_NAME, ast.Load()), [node.value], []), node)
+
+
+LOAD_NAME = "_p2s_convert_load"
+"""The name `loads` calls `convert_load` by."""
+
+
+class _Loads(ast.NodeTransformer):
+    """Every name, attribute and item read (but a called function itself) becomes
+    `LOAD_NAME(read)`, as the conversion's NameloadJstTransformer makes it (paddle 3.3.1 and
+    2.6.2 transformers/name_load_transformer.py): a tensor written in place is then read as the
+    latest write left it, an eager tensor as the program's."""
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            func.value = self.visit(func.value)
+        elif not isinstance(func, ast.Name):
+            node.func = self.visit(func)
+        node.args = [self.visit(arg) for arg in node.args]
+        for keyword in node.keywords:
+            keyword.value = self.visit(keyword.value)
+        return node
+
+    def _loaded(self, node: ast.expr) -> ast.AST:
+        self.generic_visit(node)
+        if not isinstance(node.ctx, ast.Load):
+            return node
+        return ast.copy_location(ast.Call(ast.Name(LOAD_NAME, ast.Load()), [node], []), node)
+
+    visit_Name = visit_Attribute = visit_Subscript = _loaded
+
+
+def loads(tree: ast.FunctionDef) -> None:
+    """Rewrite every read of `tree`'s body into `LOAD_NAME(read)` (`_Loads`)."""
+    tree.body = [_Loads().visit(statement) for statement in tree.body]
 
 
 def shape_reads(tree: ast.FunctionDef) -> bool:

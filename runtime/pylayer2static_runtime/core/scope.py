@@ -44,6 +44,8 @@ class BuildScope:
     """How many followed in-place API calls are running (their own warning is expected)."""
     sot_recording: bool = False
     """Whether a call SOT records is being built (a PyLayer applied inside it is part of it)."""
+    written_trial: Any = None
+    """While a body is built as written first (`written.py`): that trial; else None."""
     sot_graph_parameters: Any = None
     """While SOT compiles a graph: its `ParametersHolder`, the parameters its inputs stand for
     by symbol (`sot._as_program_parameters`); else None."""

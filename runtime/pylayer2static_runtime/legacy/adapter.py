@@ -345,6 +345,23 @@ class LegacyAdapter:
         return pylayer_op.copy(paddle.static.default_main_program().current_block(), value)
 
     @staticmethod
+    def op_mark() -> Any:
+        """The block being built, its op count and its variables' names."""
+        block = paddle.static.default_main_program().current_block()
+        return block, len(block.ops), set(block.vars)
+
+    @staticmethod
+    def take_back_ops(mark: Any) -> None:
+        """Remove the ops after `mark` from its block, the last first, and the variables made
+        since (`written.py` refuses a new block while a body runs as written)."""
+        block, count, names = mark
+        for index in reversed(range(count, len(block.ops))):
+            block._remove_op(index, sync=False)
+        for name in [name for name in block.vars if name not in names]:
+            block._remove_var(name, sync=False)
+        block._sync_with_cpp()
+
+    @staticmethod
     def rewrite_callstacks(rewrite: Callable[[List[str]], Optional[List[str]]]) -> None:
         """Rewrite the `op_callstack` attribute (paddle 2.6.2 framework.py `Operator` fills it;
         the executor prints it when the op fails, op_call_stack.cc; inlining copies the op's

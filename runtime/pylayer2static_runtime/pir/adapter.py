@@ -119,6 +119,20 @@ class PirAdapter:
         )
 
     @staticmethod
+    def op_mark() -> Any:
+        """The block being built and its op count (ops are appended at its end: pir/tape.py)."""
+        block = paddle.pir.get_current_insertion_point().block()
+        return block, len(block.ops)
+
+    @staticmethod
+    def take_back_ops(mark: Any) -> None:
+        """Remove the ops after `mark` from its block, the last first (each one's results are
+        used by later ones only; an op's blocks go with it)."""
+        block, count = mark
+        for op in reversed(block.ops[count:]):
+            block.remove_op(op)
+
+    @staticmethod
     def op_inputs(values: List[Any]) -> List[Any]:
         """The op's inputs: the values themselves, but a copy for each repeat of one.
 
