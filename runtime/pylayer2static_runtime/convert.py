@@ -176,8 +176,8 @@ def _convert(fn: types.FunctionType) -> Callable[..., Any]:
 def _with_shape_reads(fn: types.FunctionType, tree: ast.FunctionDef) -> types.FunctionType:
     """`fn` compiled from `tree`, its definition with the `.shape` reads rewritten
     (`unconverted.shape_reads`): in `fn`'s file at its lines, reading `fn`'s globals and
-    closure cells, with its defaults and mangled names; `convert_shape` bound as the factory's
-    argument, never a global of the user's module."""
+    closure cells, with its defaults and mangled names; `convert_shape` and `convert_load` (for
+    `unconverted.loads`) bound as the factory's arguments, never globals of the user's module."""
     from paddle.jit.dy2static.convert_operators import convert_load, convert_shape
 
     tree.decorator_list = []
@@ -284,14 +284,15 @@ def static_function(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
     tree = plain_body(user)
     if tree is not None and not shape_reads(tree):
         result = fn
-    elif tree is not None:
+    elif tree is not None:  # straight-line, reading `x.shape`
         result = _rebuilt(fn, user, _with_shape_reads(user, tree))
     else:
         tree = written_body(user)
         if tree is not None and written.may_try(user, tree):
+            calls_user_code = written.calls_user_code(tree, user.__globals__)
             shape_reads(tree)
             loads(tree)
-            result = written.WrittenFirst(_rebuilt(fn, user, _with_shape_reads(user, tree)),
+            result = written.WrittenFirst(_rebuilt(fn, user, _with_shape_reads(user, tree)), calls_user_code,
                                           lambda: _rebuilt(fn, user, _converted_without_decorators(user)))
         else:
             try:

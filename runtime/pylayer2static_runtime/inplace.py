@@ -83,6 +83,8 @@ def _following(fn: Callable[..., Any], api: str, target_of: Callable[..., Any]) 
         kwargs = {key: latest(value) for key, value in kwargs.items()}
         target = target_of(args, kwargs)
         current = scope.current()
+        if current.written_trial is not None:
+            current.written_trial.in_place_write(api)
 
         def write() -> Any:
             with scope.entered(followed_calls=current.followed_calls + 1):

@@ -41,22 +41,22 @@ _CONTEXT_METHODS = {"save_for_backward", "saved_tensor", "mark_non_differentiabl
                     "set_materialize_grads"}
 # Tensor methods that write, hook or read data, which the conversion or the runtime handles.
 _TENSOR_METHODS_CONVERTED = {"register_hook", "set_value", "backward", "numpy", "item", "tolist"}
-_MODULES = ("paddle", "numpy", "math")
+MODULES = ("paddle", "numpy", "math")
 _MAX_SOURCE = 20000  # longer bodies are rare, and not worth parsing twice
 
 
 @functools.lru_cache(maxsize=None)
-def _tensor_methods() -> Set[str]:
+def tensor_methods() -> Set[str]:
     return {name for kind in framework.static_types() for name in dir(kind)
             if not name.startswith("_") and name not in _TENSOR_METHODS_CONVERTED and not name.endswith("_")}
 
 
-def _module_of(node: ast.expr, scope: Any) -> Optional[types.ModuleType]:
+def module_of(node: ast.expr, scope: Any) -> Optional[types.ModuleType]:
     """The module `node` (a name, or dotted names) is in `scope` (the function's globals)."""
     if isinstance(node, ast.Name):
         found = scope.get(node.id)
     elif isinstance(node, ast.Attribute):
-        outer = _module_of(node.value, scope)
+        outer = module_of(node.value, scope)
         found = getattr(outer, node.attr, None) if outer is not None else None
     else:
         return None
@@ -70,14 +70,14 @@ def _plain_call(call: ast.Call, scope: Any, ctx_name: Optional[str], locals_: Se
     func = call.func
     if not isinstance(func, ast.Attribute) or func.attr.endswith("_"):
         return False  # a function by name (a user's, a builtin), or an in-place API
-    module = _module_of(func.value, scope)
+    module = module_of(func.value, scope)
     if module is not None:
-        return module.__name__.split(".")[0] in _MODULES and not (func.attr == "assign" and len(call.args) > 1)
+        return module.__name__.split(".")[0] in MODULES and not (func.attr == "assign" and len(call.args) > 1)
     if isinstance(func.value, ast.Name) and func.value.id == ctx_name:
         return func.attr in _CONTEXT_METHODS
     if isinstance(func.value, ast.Name) and func.value.id not in locals_:
         return False  # a method of a global object
-    return func.attr in _tensor_methods()
+    return func.attr in tensor_methods()
 
 
 def _plain(tree: ast.FunctionDef, scope: Any) -> bool:

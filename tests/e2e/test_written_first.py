@@ -5,8 +5,9 @@ both pinned versions, against eager; then the test asks the runtime whether each
 as written or had to be converted. Built as written: control flow over Python values (flags, a
 `for` over a range of a shape's dimension), with an in-place write read later (a blockwise loss
 in the style of PaddleFormers' fused LM head). Converted, after the trial as written was refused:
-an `if` on a tensor, an item written into a tensor, a loop over a tensor, a nested PyLayer. Never
-tried: a body that writes Python state or catches exceptions.
+an `if` on a tensor, an item written into a tensor, a nested PyLayer, an in-place write in a
+function of the user's that the body calls (which reads what it wrote). Never tried: a body that
+writes Python state or catches exceptions.
 """
 import paddle
 import pytest
@@ -110,13 +111,35 @@ class Outer(PyLayer):
         return dy
 
 
+def first_row_of(buf, value):
+    """Writes `value` into row 0 of `buf` in place, then reads `buf`."""
+    paddle.scatter_(buf, paddle.zeros([1], dtype="int64"), value, overwrite=True)
+    return buf * 1.0
+
+
+class Helped(PyLayer):
+    """A function of the user's writing in place, then reading what it wrote, in a loop over
+    a Python range: run as written, its read would be of the tensor before the write."""
+
+    @staticmethod
+    def forward(ctx, x):
+        out = paddle.zeros_like(x)
+        for _ in range(2):
+            out = first_row_of(out, x[0:1] * 3.0)
+        return out
+
+    @staticmethod
+    def backward(ctx, dy):
+        return dy * 3.0
+
+
 class Model(paddle.nn.Layer):
     def __init__(self):
         super().__init__()
         self.linear = paddle.nn.Linear(4, 4)
 
     def forward(self, x):
-        return Outer.apply(SignGate.apply(self.linear(x)), 2)
+        return Helped.apply(Outer.apply(SignGate.apply(self.linear(x)), 2))
 
 
 INPUTS = [([3, 4], "float32", True)]
@@ -193,6 +216,9 @@ def test_what_only_the_conversion_handles_is_refused_and_converted(tmp_path, tra
     assert not isinstance(outer_forward, written.WrittenFirst) or outer_forward.needs_conversion, \
         "a nested PyLayer was built inside a body run as written"
     assert isinstance(outer_backward, written.WrittenFirst) and not outer_backward.needs_conversion
+    helped_forward, helped_backward = _bodies(module, "Helped")
+    assert helped_forward.needs_conversion, "an in-place write in a function the body calls was built as written"
+    assert isinstance(helped_backward, written.WrittenFirst) is False  # straight-line: runs as written
 
 
 def test_a_body_writing_python_state_or_catching_is_never_tried(tmp_path, transpile) -> None:
@@ -205,7 +231,7 @@ def test_a_body_writing_python_state_or_catching_is_never_tried(tmp_path, transp
 def test_the_refusals_are_taken_off_after_a_trial(value_class) -> None:
     """Every method a trial swaps is the framework's own again after it."""
     before = {name: value_class.__dict__.get(name) for name in written._DUNDERS}
-    trial = written._Trial()
+    trial = written._Trial(False)
     with written._refusing(trial):
         pass
     assert {name: value_class.__dict__.get(name) for name in written._DUNDERS} == before
