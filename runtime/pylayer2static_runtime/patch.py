@@ -206,7 +206,8 @@ PATCHES: Dict[str, Patch] = {
         "paddle 3.3.1 python/paddle/jit/dy2static/parameter_recorder.py, pir_partial_program.py `_append_backward`"),
     "written.refusals": Patch(
         "the static value classes' `__bool__`, `__index__`, `__int__`, `__float__`, `__complex__`, `__len__`, "
-        "`__iter__`, `__setitem__`, `__str__`, `__repr__`, `__format__`; paddle.base.framework.Program._create_block",
+        "`__iter__`, `__setitem__`, `__str__`, `__repr__`, `__format__`; paddle.base.framework.Program._create_block; "
+        "builtins.print",
         "written.py", "build",
         f"{_BOTH} python/paddle/pir/math_op_patch.py, base/layers/math_op_patch.py, jit/dy2static/transformers/ "
         "(what the conversion rewrites), base/framework.py `Program._create_block`"),

@@ -26,11 +26,12 @@ as written only if it may run twice without a difference Python sees: it writes 
 (`core/writes.py`), prints nothing, draws no Python random number and catches nothing (a `try`
 could swallow the refusal; one swallowed anyway is seen, `_Trial.refused`). The functions a body
 calls run as written too (the conversion would convert them): one with control flow on a tensor
-refuses as the body does, but one reading a tensor after an in-place write would read it as
-before the write, so in a body that may call functions of the user's (`calls_user_code`) an
-in-place write refuses.
+refuses as the body does, as does a `print` (it would print again when the body is converted),
+but one reading a tensor after an in-place write would read it as before the write, so in a
+body that may call functions of the user's (`calls_user_code`) an in-place write refuses.
 """
 import ast
+import builtins
 import contextlib
 import types
 from typing import Any, Callable, Dict, Iterator, List, Optional, Set
@@ -222,5 +223,6 @@ def _refusing(trial: _Trial) -> Iterator[None]:
 
     swaps: List[Any] = [(kind, name, refusal(name)) for kind in framework.static_types() for name in _DUNDERS]
     swaps.append((paddle.base.framework.Program, "_create_block", refusal("_create_block")))
+    swaps.append((builtins, "print", refusal("print")))  # a function the body calls: printed again if refused
     with patch.swapped_all("written.refusals", swaps), scope.entered(written_trial=trial):
         yield

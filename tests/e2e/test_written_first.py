@@ -229,9 +229,16 @@ def test_a_body_writing_python_state_or_catching_is_never_tried(tmp_path, transp
 
 @pytest.mark.parametrize("value_class", [paddle.pir.Value] if hasattr(paddle, "pir") else [])
 def test_the_refusals_are_taken_off_after_a_trial(value_class) -> None:
-    """Every method a trial swaps is the framework's own again after it."""
+    """Every method a trial swaps is the framework's own again after it, and `print` Python's;
+    a print inside the trial refuses."""
+    import builtins
+
     before = {name: value_class.__dict__.get(name) for name in written._DUNDERS}
+    printing = builtins.print
     trial = written._Trial(False)
-    with written._refusing(trial):
-        pass
+    with pytest.raises(written._Refused):
+        with written._refusing(trial):
+            print("from a function the body calls")
+    assert trial.refused
     assert {name: value_class.__dict__.get(name) for name in written._DUNDERS} == before
+    assert builtins.print is printing
