@@ -80,7 +80,8 @@ def converts_closures() -> bool:
 def sot_unified_marker() -> Optional[Callable[..., Any]]:
     """`paddle.jit.marker.unified` where SOT also has every internal the runtime records
     PyLayer calls with (read from paddle 3.3.1: jit/marker.py, jit/sot/infer_meta.py,
-    jit/sot/opcode_translator/executor/guard.py, opcode_executor.py, tracker.py, variables/callable.py and base.py,
+    jit/sot/opcode_translator/executor/guard.py, opcode_executor.py, tracker.py, variables/callable.py,
+    base.py and basic.py, jit/sot/symbolic/compile_cache.py and statement_ir.py,
     jit/sot/utils/exceptions.py, jit/dy2static/utils.py), else None."""
     import paddle
 
@@ -97,7 +98,10 @@ def sot_unified_marker() -> Optional[Callable[..., Any]]:
             MethodVariable, PartialVariable)
         from paddle.jit.sot.utils.exceptions import BreakGraphError, DygraphInconsistentWithStaticBreak  # noqa: F401
         from paddle.jit.dy2static.utils import graph_tracing_guard  # noqa: F401
-        from paddle.jit.sot.opcode_translator.executor.variables.base import VariableBase  # noqa: F401
+        from paddle.jit.sot.opcode_translator.executor.variables.base import VariableBase, VariableFactory  # noqa: F401
+        from paddle.jit.sot.opcode_translator.executor.variables.basic import ParameterVariable  # noqa: F401
+        from paddle.jit.sot.symbolic.compile_cache import compile_sir  # noqa: F401
+        from paddle.jit.sot.symbolic.statement_ir import ParametersHolder  # noqa: F401
     except ImportError:
         return None
     return unified
