@@ -106,7 +106,7 @@ import paddle
 
 from . import dy2static, framework, patch
 from .convert import plain_names
-from .core import purity, scope, writes
+from .core import purity, scope, structure, writes
 
 BREAK_PREFIX = "pylayer2static: "
 
@@ -357,14 +357,7 @@ def _as_program_parameters(graph_parameters: Any, args: Tuple[Any, ...],
         parameter = graph_parameters._params.get(op.attrs()["name"])
         return value if parameter is None else recorder.get(program, parameter)
 
-    def each(value: Any) -> Any:
-        if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
-            return type(value)(each(item) for item in value)
-        if isinstance(value, dict):
-            return {key: each(item) for key, item in value.items()}
-        return program_parameter(value)
-
-    return tuple(each(value) for value in args), {name: each(value) for name, value in kwargs.items()}
+    return structure.map_leaves(program_parameter, (args, kwargs))
 
 
 def _parameters_held(from_value: Callable[..., Any]) -> Callable[..., Any]:
